@@ -1,0 +1,34 @@
+"""vkdiff: differentiable Taichi-style kernels on any Vulkan device.
+
+Stages, in order: frontend/ (Python AST -> IR), passes/ (tasks, simplification, autodiff),
+codegen/ (IR -> SPIR-V), runtime/ (Kompute on Vulkan), lang/ and ad (the user API)."""
+from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint32, int64, uint64)
+from .errors import VkdiffError, CompileError, AutodiffError
+from .lang.state import init, reset
+from .lang.field import field, Field, SNode, i, j, k, l, ij, ijk, ijkl
+from .lang.matrix import Matrix, Vector
+from .lang.kernel import kernel, func, template, Kernel
+from .lang.api import (static, ndrange, grouped, random, atomic_add, atomic_sub, atomic_min,
+                       atomic_max, atomic_and, atomic_or, atomic_xor, sin, cos, tan, asin, acos,
+                       atan, sqrt, rsqrt, exp, log, tanh, floor, ceil, abs, round, atan2, pow, min,
+                       max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features)
+from .lang.field import SNode as _SNode
+
+vulkan = 'vulkan'
+gpu = cpu = vulkan  # accepted for Taichi compatibility: vkdiff has one backend
+root = _SNode()
+ti_float = float
+
+
+try:
+    from . import ad
+    from .ad import Tape
+except ImportError:  # pragma: no cover - during bring-up
+    pass
+
+try:
+    from .gui import GUI
+except ImportError:  # pragma: no cover
+    pass
+
+__version__ = '0.1.0'

@@ -1,0 +1,481 @@
+"""Codegen stage: one task's IR to a SPIR-V compute shader (assembly text).
+
+Layout: binding k of descriptor set 0 is the k-th field of the task; push constants hold
+(launch id, seed, kernel arguments...). A parallel task is a grid-stride loop over its trip count;
+a serial task runs on invocation 0. Unknown IR ops raise, never get skipped."""
+from .. import ir
+from .. import types as T
+from ..errors import CompileError, located
+from .module import Module
+
+LOCAL_SIZE = 128
+SCOPE_DEVICE, SCOPE_SUBGROUP = 1, 3
+
+_GLSL = {'sin': 'Sin', 'cos': 'Cos', 'tan': 'Tan', 'asin': 'Asin', 'acos': 'Acos', 'atan': 'Atan',
+         'sqrt': 'Sqrt', 'rsqrt': 'InverseSqrt', 'exp': 'Exp', 'log': 'Log', 'tanh': 'Tanh',
+         'floor': 'Floor', 'ceil': 'Ceil', 'round': 'RoundEven', 'pow': 'Pow', 'atan2': 'Atan2'}
+_F64_OK = {'sqrt', 'rsqrt', 'floor', 'ceil', 'round', 'abs', 'min', 'max'}
+_FCMP = {'lt': 'OpFOrdLessThan', 'le': 'OpFOrdLessThanEqual', 'gt': 'OpFOrdGreaterThan',
+         'ge': 'OpFOrdGreaterThanEqual', 'eq': 'OpFOrdEqual', 'ne': 'OpFUnordNotEqual'}
+_SCMP = {'lt': 'OpSLessThan', 'le': 'OpSLessThanEqual', 'gt': 'OpSGreaterThan',
+         'ge': 'OpSGreaterThanEqual', 'eq': 'OpIEqual', 'ne': 'OpINotEqual'}
+_UCMP = {'lt': 'OpULessThan', 'le': 'OpULessThanEqual', 'gt': 'OpUGreaterThan',
+         'ge': 'OpUGreaterThanEqual', 'eq': 'OpIEqual', 'ne': 'OpINotEqual'}
+_INT_ATOMIC = {'add': 'OpAtomicIAdd', 'sub': 'OpAtomicISub', 'band': 'OpAtomicAnd',
+               'bor': 'OpAtomicOr', 'bxor': 'OpAtomicXor'}
+
+
+class PushLayout:
+    """Byte layout of the push constants: launch id, seed, then the kernel's scalar arguments."""
+
+    def __init__(self, arg_types):
+        self.members = [T.u32, T.u32]
+        self.offsets = [0, 4]
+        off = 8
+        for t in arg_types:
+            if t is T.u1:
+                t = T.i32
+            size = t.nbytes
+            off = (off + size - 1) // size * size
+            self.members.append(t)
+            self.offsets.append(off)
+            off += size
+        self.size = (off + 7) // 8 * 8
+        if self.size > 128:
+            raise CompileError('too many kernel arguments: push constants are limited to 128 bytes')
+
+    def struct_format(self):
+        """A struct module format string packing (launch id, seed, *args)."""
+        fmt, pos = '<', 0
+        codes = {'f32': 'f', 'f64': 'd', 'i32': 'i', 'u32': 'I', 'i64': 'q', 'u64': 'Q'}
+        for t, off in zip(self.members, self.offsets):
+            if off > pos:
+                fmt += f'{off - pos}x'
+            fmt += codes[t.name]
+            pos = off + t.nbytes
+        if self.size > pos:
+            fmt += f'{self.size - pos}x'
+        return fmt
+
+
+class TaskCodegen:
+    def __init__(self, task, fields, push, features, float_atomic_fallback=()):
+        self.task = task
+        self.fields = fields                  # binding order
+        self.push = push
+        self.features = features
+        self.m = Module()
+        self.values = {}
+        self.lines = []                       # function body
+        self.vars = []                        # OpVariable lines (function entry)
+        self.loops = []                       # (merge label, continue label)
+        self.terminated = False
+        # float fields that need integer views for compare-exchange atomics
+        self.int_view = set(float_atomic_fallback)
+
+    # ------------------------------------------------------------ helpers
+    def fail(self, s, msg):
+        return located(CompileError, msg, s.loc)
+
+    def op(self, text_fn, result_type, *operands, hint='v'):
+        r = self.m.new(hint)
+        self.lines.append(f'{r} = {text_fn} {result_type} ' + ' '.join(operands))
+        return r
+
+    def emit(self, line):
+        self.lines.append(line)
+
+    def label(self, lbl):
+        self.lines.append(f'{lbl} = OpLabel')
+        self.terminated = False
+
+    def branch(self, lbl):
+        if not self.terminated:
+            self.lines.append(f'OpBranch {lbl}')
+        self.terminated = True
+
+    def t(self, dt):
+        return self.m.scalar(dt)
+
+    def local_var(self, dt, hint='var'):
+        ptr = self.m.pointer('Function', self.t(dt))
+        v = self.m.new(hint)
+        self.vars.append(f'{v} = OpVariable {ptr} Function')
+        return v
+
+    def glsl(self, name, dt, *args):
+        return self.op(f'OpExtInst', self.t(dt), self.m.glsl, name, *args)
+
+    # ------------------------------------------------------------ module setup
+    def declare_interface(self):
+        m = self.m
+        u32, v3 = m.scalar(T.u32), None
+        v3 = m.vector(u32, 3)
+        pin = m.pointer('Input', v3)
+        self.gid_var = m._global('gid', f'OpVariable {pin} Input')
+        self.nwg_var = m._global('nwg', f'OpVariable {pin} Input')
+        m.decorations.append(f'OpDecorate {self.gid_var} BuiltIn GlobalInvocationId')
+        m.decorations.append(f'OpDecorate {self.nwg_var} BuiltIn NumWorkgroups')
+        self.interface = [self.gid_var, self.nwg_var]
+        # storage buffers
+        self.buffers = {}
+        for k, f in enumerate(self.fields):
+            et = self.storage_type(f)
+            blk = m.buffer_block(m.scalar(et), et.nbytes)
+            var = m._global('buf', f'OpVariable {m.pointer("StorageBuffer", blk)} StorageBuffer')
+            m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
+            m.decorations.append(f'OpDecorate {var} Binding {k}')
+            m.names.append(f'OpName {var} "{_safe(f.name)}"')
+            self.buffers[f] = var
+        # push constants
+        members = [m.scalar(t) for t in self.push.members]
+        pc = m._global('pc', 'OpTypeStruct ' + ' '.join(members))
+        m.decorations.append(f'OpDecorate {pc} Block')
+        for k, off in enumerate(self.push.offsets):
+            m.decorations.append(f'OpMemberDecorate {pc} {k} Offset {off}')
+        self.pc_var = m._global('pcv', f'OpVariable {m.pointer("PushConstant", pc)} PushConstant')
+
+    def storage_type(self, f):
+        if f in self.int_view:
+            return T.u64 if f.dtype.bits == 64 else T.u32
+        return f.dtype
+
+    def push_value(self, k):
+        t = self.push.members[k]
+        ptr = self.op('OpAccessChain', self.m.pointer('PushConstant', self.t(t)), self.pc_var,
+                      self.m.i32(k))
+        return self.op('OpLoad', self.t(t), ptr)
+
+    # ------------------------------------------------------------ entry
+    def generate(self):
+        m = self.m
+        self.declare_interface()
+        void = m.void()
+        fn = m.new('main')
+        entry_label = m.new('entry')
+        u32 = m.scalar(T.u32)
+        gid3 = self.op('OpLoad', m.vector(u32, 3), self.gid_var)
+        self.gid = self.op('OpCompositeExtract', u32, gid3, '0')
+        nwg3 = self.op('OpLoad', m.vector(u32, 3), self.nwg_var)
+        nwg = self.op('OpCompositeExtract', u32, nwg3, '0')
+        self.stride = self.op('OpIMul', u32, nwg, m.u32(LOCAL_SIZE))
+        self.rng = None
+        if any(s.op == 'random' for s in ir.walk(self.task.body)):
+            self.init_rng()
+        if self.task.kind == 'parallel':
+            self.gen_block_stmts(self.task.body.stmts[:-1])
+            self.gen_parfor(self.task.loop)
+        else:
+            is0 = self.op('OpIEqual', m.bool(), self.gid, m.u32(0))
+            body, end = m.new('serial'), m.new('end')
+            self.emit(f'OpSelectionMerge {end} None')
+            self.emit(f'OpBranchConditional {is0} {body} {end}')
+            self.terminated = True
+            self.label(body)
+            self.gen_block(self.task.body)
+            self.branch(end)
+            self.label(end)
+        self.emit('OpReturn')
+        m.entry.append(f'OpEntryPoint GLCompute {fn} "main" ' + ' '.join(self.interface))
+        m.modes.append(f'OpExecutionMode {fn} LocalSize {LOCAL_SIZE} 1 1')
+        m.functions += [f'{fn} = OpFunction {void} None {m.function_type(void)}',
+                        f'{entry_label} = OpLabel', *self.vars, *self.lines, 'OpFunctionEnd']
+        return m.text()
+
+    # ------------------------------------------------------------ control flow
+    def gen_block(self, block):
+        self.gen_block_stmts(block.stmts)
+
+    def gen_block_stmts(self, stmts):
+        for s in stmts:
+            if self.terminated:
+                return  # code after break/continue is dead
+            self.gen(s)
+
+    def gen_parfor(self, s):
+        m = self.m
+        i32 = self.t(T.i32)
+        total = self.values[s.args[0]]
+        ivar = self.local_var(T.i32, 'i')
+        self.emit(f'OpStore {ivar} {self.op("OpBitcast", i32, self.gid)}')
+        stride = self.op('OpBitcast', i32, self.stride)
+        self.loop_skeleton(s, ivar, lambda i: self.op('OpSLessThan', m.bool(), i, total),
+                           lambda i: self.op('OpIAdd', i32, i, stride))
+
+    def loop_skeleton(self, s, ivar, cond_fn, step_fn):
+        m = self.m
+        header, check, body, cont, merge = (m.new(h) for h in ('hdr', 'chk', 'body', 'cont', 'merge'))
+        self.branch(header)
+        self.label(header)
+        self.emit(f'OpLoopMerge {merge} {cont} None')
+        self.emit(f'OpBranch {check}')
+        self.label(check)
+        if ivar is not None:
+            i = self.op('OpLoad', self.t(T.i32), ivar)
+            self.emit(f'OpBranchConditional {cond_fn(i)} {body} {merge}')
+            self.terminated = True
+        else:
+            self.branch(body)
+        self.label(body)
+        if ivar is not None:
+            self.values[s] = self.op('OpLoad', self.t(T.i32), ivar)
+        self.loops.append((merge, cont))
+        self.gen_block(s.blocks[0])
+        self.loops.pop()
+        self.branch(cont)
+        self.label(cont)
+        if ivar is not None:
+            i = self.op('OpLoad', self.t(T.i32), ivar)
+            self.emit(f'OpStore {ivar} {step_fn(i)}')
+        self.emit(f'OpBranch {header}')
+        self.terminated = True
+        self.label(merge)
+
+    def gen_for(self, s):
+        m = self.m
+        i32 = self.t(T.i32)
+        step = s.attrs['step']
+        ivar = self.local_var(T.i32, 'k')
+        self.emit(f'OpStore {ivar} {self.values[s.args[0]]}')
+        end = self.values[s.args[1]]
+        cmp = 'OpSLessThan' if step > 0 else 'OpSGreaterThan'
+        self.loop_skeleton(s, ivar, lambda i: self.op(cmp, m.bool(), i, end),
+                           lambda i: self.op('OpIAdd', i32, i, m.i32(step)))
+
+    def gen_while(self, s):
+        self.loop_skeleton(s, None, None, None)
+
+    def gen_if(self, s):
+        m = self.m
+        then_l, else_l, merge = m.new('then'), m.new('else'), m.new('endif')
+        self.emit(f'OpSelectionMerge {merge} None')
+        self.emit(f'OpBranchConditional {self.values[s.args[0]]} {then_l} {else_l}')
+        self.terminated = True
+        self.label(then_l)
+        self.gen_block(s.blocks[0])
+        self.branch(merge)
+        self.label(else_l)
+        self.gen_block(s.blocks[1])
+        self.branch(merge)
+        self.label(merge)
+
+    # ------------------------------------------------------------ statements
+    def gen(self, s):
+        op = s.op
+        if op in ('const',):
+            self.values[s] = self.m.const(s.dtype, s.attrs['value'])
+        elif op == 'arg':
+            self.values[s] = self.push_value(2 + s.attrs['index'])
+        elif op in ir.UNARY:
+            self.values[s] = self.gen_unary(s)
+        elif op in ir.BINARY:
+            self.values[s] = self.gen_binary(s)
+        elif op == 'cast':
+            self.values[s] = self.gen_cast(self.values[s.args[0]], s.args[0].dtype, s.dtype)
+        elif op == 'bitcast':
+            self.values[s] = self.op('OpBitcast', self.t(s.dtype), self.values[s.args[0]])
+        elif op == 'select':
+            c, a, b = (self.values[x] for x in s.args)
+            self.values[s] = self.op('OpSelect', self.t(s.dtype), c, a, b)
+        elif op == 'alloca':
+            self.values[s] = self.local_var(s.dtype, 'l')
+        elif op == 'load':
+            self.values[s] = self.op('OpLoad', self.t(s.dtype), self.values[s.args[0]])
+        elif op == 'store':
+            self.emit(f'OpStore {self.values[s.args[0]]} {self.values[s.args[1]]}')
+        elif op == 'gload':
+            ptr = self.element_ptr(s)
+            v = self.op('OpLoad', self.t(self.storage_type(s.field)), ptr)
+            self.values[s] = self.from_storage(s.field, v)
+        elif op == 'gstore':
+            ptr = self.element_ptr(s)
+            self.emit(f'OpStore {ptr} {self.to_storage(s.field, self.values[s.value_arg])}')
+        elif op == 'atomic':
+            self.values[s] = self.gen_atomic(s)
+        elif op == 'if':
+            self.gen_if(s)
+        elif op == 'for':
+            self.gen_for(s)
+        elif op == 'while':
+            self.gen_while(s)
+        elif op == 'break':
+            self.emit(f'OpBranch {self.loops[-1][0]}')
+            self.terminated = True
+        elif op == 'continue':
+            self.emit(f'OpBranch {self.loops[-1][1]}')
+            self.terminated = True
+        elif op == 'random':
+            self.values[s] = self.gen_random(s.dtype)
+        else:
+            raise self.fail(s, f'internal: codegen has no rule for IR op {op!r}')
+
+    def gen_unary(self, s):
+        x, dt = self.values[s.args[0]], s.dtype
+        op = s.op
+        if op == 'neg':
+            return self.op('OpFNegate' if dt.is_float else 'OpSNegate', self.t(dt), x)
+        if op == 'not':
+            return self.op('OpLogicalNot', self.t(dt), x)
+        if op == 'bnot':
+            return self.op('OpNot', self.t(dt), x)
+        if op == 'abs':
+            if dt.is_float:
+                return self.glsl('FAbs', dt, x)
+            return self.glsl('SAbs', dt, x) if dt.is_signed else x
+        if dt.bits == 64 and op not in _F64_OK:
+            raise self.fail(s, f'internal: f64 {op} must be lowered before codegen')
+        return self.glsl(_GLSL[op], dt, x)
+
+    def gen_binary(self, s):
+        a, b = (self.values[x] for x in s.args)
+        op, at = s.op, s.args[0].dtype
+        dt, t = s.dtype, self.t(s.dtype)
+        if op in _FCMP:
+            table = _FCMP if at.is_float else _SCMP if at.is_signed else _UCMP
+            if at.is_bool:
+                return self.op('OpLogicalEqual' if op == 'eq' else 'OpLogicalNotEqual', t, a, b)
+            return self.op(table[op], t, a, b)
+        if op in ('land', 'lor'):
+            return self.op('OpLogicalAnd' if op == 'land' else 'OpLogicalOr', t, a, b)
+        f = dt.is_float
+        simple = {'add': ('OpFAdd', 'OpIAdd'), 'sub': ('OpFSub', 'OpISub'),
+                  'mul': ('OpFMul', 'OpIMul')}
+        if op in simple:
+            return self.op(simple[op][0 if f else 1], t, a, b)
+        if op == 'div':
+            return self.op('OpFDiv', t, a, b)
+        if op == 'mod':
+            return self.op('OpFMod' if f else 'OpSMod' if dt.is_signed else 'OpUMod', t, a, b)
+        if op == 'floordiv':
+            if f:
+                return self.glsl('Floor', dt, self.op('OpFDiv', t, a, b))
+            if not dt.is_signed:
+                return self.op('OpUDiv', t, a, b)
+            q = self.op('OpSDiv', t, a, b)
+            r = self.op('OpSRem', t, a, b)
+            zero = self.m.const(dt, 0)
+            bl = self.m.bool()
+            adjust = self.op('OpLogicalAnd', bl, self.op('OpINotEqual', bl, r, zero),
+                             self.op('OpLogicalNotEqual', bl, self.op('OpSLessThan', bl, r, zero),
+                                     self.op('OpSLessThan', bl, b, zero)))
+            return self.op('OpISub', t, q, self.op('OpSelect', t, adjust, self.m.const(dt, 1), zero))
+        if op in ('min', 'max'):
+            name = ('F' if f else 'S' if dt.is_signed else 'U') + ('Min' if op == 'min' else 'Max')
+            return self.glsl(name, dt, a, b)
+        if op in ('pow', 'atan2'):
+            if dt.bits == 64:
+                raise self.fail(s, f'internal: f64 {op} must be lowered before codegen')
+            return self.glsl(_GLSL[op], dt, a, b)
+        if op in ('band', 'bor', 'bxor'):
+            if dt.is_bool:
+                name = {'band': 'OpLogicalAnd', 'bor': 'OpLogicalOr', 'bxor': 'OpLogicalNotEqual'}[op]
+            else:
+                name = {'band': 'OpBitwiseAnd', 'bor': 'OpBitwiseOr', 'bxor': 'OpBitwiseXor'}[op]
+            return self.op(name, t, a, b)
+        if op == 'shl':
+            return self.op('OpShiftLeftLogical', t, a, b)
+        if op == 'shr':
+            return self.op('OpShiftRightArithmetic' if dt.is_signed else 'OpShiftRightLogical', t, a, b)
+        raise self.fail(s, f'internal: no rule for binary op {op}')
+
+    def gen_cast(self, x, src, dst):
+        if src is dst:
+            return x
+        t = self.t(dst)
+        m = self.m
+        if src.is_bool:
+            return self.op('OpSelect', t, x, m.const(dst, 1), m.const(dst, 0))
+        if dst.is_bool:
+            return self.op('OpFUnordNotEqual' if src.is_float else 'OpINotEqual', t, x, m.const(src, 0))
+        if src.is_float and dst.is_float:
+            return self.op('OpFConvert', t, x)
+        if src.is_float:
+            return self.op('OpConvertFToS' if dst.is_signed else 'OpConvertFToU', t, x)
+        if dst.is_float:
+            return self.op('OpConvertSToF' if src.is_signed else 'OpConvertUToF', t, x)
+        if src.bits == dst.bits:
+            return self.op('OpBitcast', t, x)
+        if src.bits < dst.bits:
+            return self.op('OpSConvert' if src.is_signed else 'OpUConvert', t, x)
+        # narrowing: convert in the source signedness, then reinterpret
+        mid = T.i32 if src.is_signed else T.u32
+        y = self.op('OpSConvert' if src.is_signed else 'OpUConvert', self.t(mid), x)
+        return y if mid is dst else self.op('OpBitcast', t, y)
+
+    # ------------------------------------------------------------ global memory
+    def element_ptr(self, s):
+        f = s.field
+        i32 = self.t(T.i32)
+        idx = None
+        for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
+            v = self.values[ix]
+            idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,
+                                                                       self.m.i32(n)), v)
+        comp = s.attrs.get('comp', 0)
+        if f.ncomp > 1:
+            base = self.op('OpIMul', i32, idx, self.m.i32(f.ncomp)) if idx is not None else None
+            idx = self.op('OpIAdd', i32, base, self.m.i32(comp)) if base is not None else self.m.i32(comp)
+        elif idx is None:
+            idx = self.m.i32(0)
+        st = self.storage_type(f)
+        return self.op('OpAccessChain', self.m.pointer('StorageBuffer', self.t(st)),
+                       self.buffers[f], self.m.i32(0), idx)
+
+    def from_storage(self, f, v):
+        return self.op('OpBitcast', self.t(f.dtype), v) if f in self.int_view else v
+
+    def to_storage(self, f, v):
+        return self.op('OpBitcast', self.t(self.storage_type(f)), v) if f in self.int_view else v
+
+    def gen_atomic(self, s):
+        from .atomics import gen_atomic
+        return gen_atomic(self, s)
+
+    # ------------------------------------------------------------ random numbers
+    def init_rng(self):
+        u32 = self.t(T.u32)
+        launch = self.push_value(0)
+        seed = self.push_value(1)
+        h = self.pcg(self.op('OpBitwiseXor', u32, seed, self.m.u32(0x9E3779B9)))
+        h = self.pcg(self.op('OpBitwiseXor', u32, launch, h))
+        h = self.pcg(self.op('OpBitwiseXor', u32, self.gid, h))
+        self.rng = self.local_var(T.u32, 'rng')
+        self.emit(f'OpStore {self.rng} {h}')
+
+    def pcg(self, x):
+        u32, m = self.t(T.u32), self.m
+        state = self.op('OpIAdd', u32, self.op('OpIMul', u32, x, m.u32(747796405)), m.u32(2891336453))
+        shift = self.op('OpIAdd', u32, self.op('OpShiftRightLogical', u32, state, m.u32(28)), m.u32(4))
+        word = self.op('OpIMul', u32, self.op('OpBitwiseXor', u32,
+                                              self.op('OpShiftRightLogical', u32, state, shift), state),
+                       m.u32(277803737))
+        return self.op('OpBitwiseXor', u32, self.op('OpShiftRightLogical', u32, word, m.u32(22)), word)
+
+    def next_random_u32(self):
+        u32 = self.t(T.u32)
+        x = self.pcg(self.op('OpLoad', u32, self.rng))
+        self.emit(f'OpStore {self.rng} {x}')
+        return x
+
+    def gen_random(self, dt):
+        m = self.m
+        if dt.is_float:
+            if dt.bits == 32:
+                bits = self.op('OpShiftRightLogical', self.t(T.u32), self.next_random_u32(), m.u32(8))
+                f = self.op('OpConvertUToF', self.t(dt), bits)
+                return self.op('OpFMul', self.t(dt), f, m.const(dt, 2.0 ** -24))
+            hi = self.op('OpShiftRightLogical', self.t(T.u32), self.next_random_u32(), m.u32(11))
+            lo = self.next_random_u32()
+            fhi = self.op('OpConvertUToF', self.t(dt), hi)
+            flo = self.op('OpConvertUToF', self.t(dt), lo)
+            f = self.op('OpFAdd', self.t(dt), self.op('OpFMul', self.t(dt), fhi, m.const(dt, 2.0 ** 32)), flo)
+            return self.op('OpFMul', self.t(dt), f, m.const(dt, 2.0 ** -53))
+        x = self.next_random_u32()
+        if dt.bits == 64:
+            x = self.op('OpUConvert', self.t(T.u64), x)
+            return x if dt.kind == 'u' else self.op('OpBitcast', self.t(dt), x)
+        return x if dt.kind == 'u' else self.op('OpBitcast', self.t(dt), x)
+
+
+def _safe(name):
+    return ''.join(c if c.isalnum() or c in '_.' else '_' for c in name)

@@ -1,0 +1,563 @@
+"""Frontend stage: walks the Python AST of a `@kernel` / `@func` and emits IR.
+
+Expressions are evaluated as they are walked: on compile-time values (numbers, fields, modules,
+`ti.static(...)`) Python computes the result; on run-time Values the ops module emits IR. One
+`build_<Node>` per AST node type; anything else raises CompileError at the user's line."""
+import ast
+import builtins
+import inspect
+import textwrap
+import warnings
+
+import numpy as np
+
+from .. import ir
+from .. import types as T
+from ..errors import CompileError, SourceLocation, VkdiffError, located
+from . import ops
+from .context import Value, emit, error, current
+from .lvalues import ATOMIC_AUG, FieldElem, LocalVar, MatrixLValue, field_lvalue, new_local
+
+_BINOPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv',
+           ast.Mod: 'mod', ast.Pow: 'pow', ast.BitAnd: 'band', ast.BitOr: 'bor', ast.BitXor: 'bxor',
+           ast.LShift: 'shl', ast.RShift: 'shr', ast.MatMult: 'matmul'}
+_CMPOPS = {ast.Lt: 'lt', ast.LtE: 'le', ast.Gt: 'gt', ast.GtE: 'ge', ast.Eq: 'eq', ast.NotEq: 'ne'}
+
+
+class Static:
+    """`ti.static(x)`: x is compile-time."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+class NDRange:
+    def __init__(self, *bounds):
+        self.bounds = [(0, b) if not isinstance(b, (tuple, list)) else tuple(b) for b in bounds]
+
+    def __iter__(self):  # Python-scope use
+        import itertools
+        return itertools.product(*[range(lo, hi) for lo, hi in self.bounds])
+
+
+class Grouped:
+    def __init__(self, target):
+        self.target = target
+
+
+class _LoopCtl(Exception):
+    pass
+
+
+def parse_function(fn):
+    """The function's AST, with its file and first line for error messages."""
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+        file = inspect.getsourcefile(fn)
+    except (OSError, TypeError) as e:
+        raise CompileError(f'cannot read the source of {fn.__qualname__}: {e}') from None
+    tree = ast.parse(src)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise CompileError(f'{fn.__qualname__} is not a plain function definition')
+    return fdef, file, fn.__code__.co_firstlineno - 1, src.splitlines()
+
+
+def function_scope(fn):
+    """Globals and closure variables visible to the function body."""
+    names = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                names[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return names
+
+
+class FunctionBuilder:
+    """Builds one function body (a kernel, or an inlined func) into the current emitter."""
+
+    def __init__(self, fn, kernel, is_kernel):
+        self.fn = fn
+        self.kernel = kernel  # the KernelBuilder state: args, return
+        self.is_kernel = is_kernel
+        self.fdef, self.file, self.line0, self.lines = parse_function(fn)
+        self.globals = function_scope(fn)
+        self.scopes = [{}]
+        self.loop_depth = 0      # serial loops enclosing the current statement
+        self.static_depth = 0
+        self.in_parfor = False
+        self.result = None       # (lvalue) for funcs that return from inside branches
+        self.top_block = None    # the block a func is inlined into, and where it starts
+        self.top_index = 0
+
+    # ---------------------------------------------------------------- scopes
+    def lookup(self, name):
+        for sc in reversed(self.scopes):
+            if name in sc:
+                return sc[name]
+        if name in self.globals:
+            return self.globals[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise error(f'name {name!r} is not defined')
+
+    def bind(self, name, value):
+        for sc in reversed(self.scopes):
+            if name in sc:
+                sc[name] = value
+                return
+        self.scopes[-1][name] = value
+
+    # ---------------------------------------------------------------- dispatch
+    def loc(self, node):
+        line = getattr(node, 'lineno', None)
+        if line is None:
+            return current().loc
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ''
+        return SourceLocation(self.file, line + self.line0, text, self.fn.__name__)
+
+    def __call__(self, node):
+        em = current()
+        saved = em.loc
+        em.loc = self.loc(node)
+        try:
+            method = getattr(self, 'build_' + type(node).__name__, None)
+            if method is None:
+                raise error(f'{type(node).__name__} is not supported in vkdiff kernels')
+            return method(node)
+        except (VkdiffError, _LoopCtl):
+            raise
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,
+                NotImplementedError, ArithmeticError) as e:
+            raise located(CompileError, f'{type(e).__name__}: {e}', em.loc) from None
+        finally:
+            em.loc = saved
+
+    def build_body(self, stmts):
+        for s in stmts:
+            self(s)
+
+    # ---------------------------------------------------------------- reading names
+    def read(self, value):
+        """What a bound name evaluates to (locals are loaded)."""
+        if isinstance(value, (LocalVar, MatrixLValue)):
+            return value.load()
+        return value
+
+    def build_Name(self, node):
+        if isinstance(node.ctx, ast.Load):
+            return self.read(self.lookup(node.id))
+        raise error('internal: Name store handled by assign')
+
+    def build_Constant(self, node):
+        return node.value
+
+    def build_Attribute(self, node):
+        base = self(node.value)
+        if isinstance(node.value, ast.Name):
+            raw = self.lookup(node.value.id)
+            if isinstance(raw, MatrixLValue) and node.attr in 'xyzwrgba' and len(node.attr) == 1:
+                return self.read(raw.entries['xyzw'.find(node.attr) if node.attr in 'xyzw'
+                                             else 'rgba'.find(node.attr)])
+        return getattr(base, node.attr)
+
+    def build_Tuple(self, node):
+        return tuple(self(e) for e in node.elts)
+
+    def build_List(self, node):
+        return [self(e) for e in node.elts]
+
+    def build_Dict(self, node):
+        return {self(k): self(v) for k, v in zip(node.keys, node.values)}
+
+    def build_JoinedStr(self, node):
+        return ''.join(str(self(v)) for v in node.values)
+
+    def build_FormattedValue(self, node):
+        return self(node.value)
+
+    # ---------------------------------------------------------------- expressions
+    def build_BinOp(self, node):
+        a, b = self(node.left), self(node.right)
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise error(f'operator {type(node.op).__name__} is not supported')
+        if op == 'matmul':
+            return a @ b
+        if _compile_time(a) and _compile_time(b) and not (ops.is_number(a) and ops.is_number(b)):
+            return _py_binop(node.op, a, b)
+        return ops.binary(op, a, b)
+
+    def build_UnaryOp(self, node):
+        v = self(node.operand)
+        if isinstance(node.op, ast.Not):
+            return ops.unary('not', v)
+        if isinstance(node.op, ast.USub):
+            return ops.unary('neg', v)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Invert):
+            return ops.unary('bnot', v)
+        raise error('unsupported unary operator')
+
+    def build_BoolOp(self, node):
+        fn = 'land' if isinstance(node.op, ast.And) else 'lor'
+        acc = self(node.values[0])
+        for v in node.values[1:]:
+            if _compile_time(acc):  # Python's short circuit on compile-time values
+                if (fn == 'land' and not acc) or (fn == 'lor' and acc):
+                    return acc
+                acc = self(v)
+                continue
+            acc = ops.binary(fn, acc, self(v))
+        return acc
+
+    def build_Compare(self, node):
+        left = self(node.left)
+        result = None
+        for op, comp in zip(node.ops, node.comparators):
+            right = self(comp)
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                if not (_compile_time(left) and _compile_time(right)):
+                    raise error('is / in comparisons need compile-time values')
+                r = {ast.Is: lambda: left is right, ast.IsNot: lambda: left is not right,
+                     ast.In: lambda: left in right, ast.NotIn: lambda: left not in right}[type(op)]()
+            else:
+                r = ops.binary(_CMPOPS[type(op)], left, right)
+            result = r if result is None else ops.binary('land', result, r)
+            left = right
+        return result
+
+    def build_IfExp(self, node):
+        cond = self(node.test)
+        if _compile_time(cond):
+            return self(node.body) if cond else self(node.orelse)
+        return ops.select(cond, self(node.body), self(node.orelse))
+
+    def build_Subscript(self, node):
+        base = self(node.value)
+        key = self(node.slice)
+        from ..lang.field import Field
+        if isinstance(base, Field):
+            return field_lvalue(base, self.field_indices(base, key)).load()
+        if isinstance(base, (list, tuple, dict, str, np.ndarray)) or hasattr(base, '__getitem__'):
+            return base[key]
+        raise error(f'{type(base).__name__} cannot be indexed')
+
+    def field_indices(self, field, key):
+        from ..lang.matrix import Matrix
+        if key is None:
+            key = ()
+        if not isinstance(key, tuple):
+            key = (key,)
+        flat = []
+        for k in key:
+            if isinstance(k, Matrix):  # ti.grouped index vector
+                flat.extend(k.entries)
+            else:
+                flat.append(k)
+        if len(flat) != len(field.shape):
+            raise error(f'field {field.name} has {len(field.shape)} indices, got {len(flat)}'
+                        + (' (use x[None] for a 0-D field)' if not field.shape else ''))
+        out = []
+        for k, n in zip(flat, field.shape):
+            if ops.is_number(k):
+                k = int(k)
+                if not 0 <= k < n:
+                    raise error(f'index {k} out of range for axis of size {n} in field {field.name}')
+            elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
+                raise error(f'field index must be an integer, got {k!r}')
+            out.append(ops.as_value(k, T.i32).stmt)
+        return out
+
+    def build_Slice(self, node):
+        return slice(*(self(x) if x is not None else None for x in (node.lower, node.upper, node.step)))
+
+    def build_Starred(self, node):
+        return _Starred(self(node.value))
+
+    def build_Call(self, node):
+        fn = self(node.func)
+        if getattr(fn, '_vkdiff_atomic', None):
+            if len(node.args) != 2:
+                raise error(f'{fn.__name__} takes (target, value)')
+            target = self.lvalue(node.args[0])
+            return target.atomic(fn._vkdiff_atomic, self(node.args[1]))
+        args = []
+        for a in node.args:
+            v = self(a)
+            args.extend(v.value) if isinstance(v, _Starred) else args.append(v)
+        kwargs = {k.arg: self(k.value) for k in node.keywords}
+        if fn is print:
+            _warn_once('print() in a vkdiff kernel is ignored')
+            return None
+        if getattr(fn, '_vkdiff_func', None):
+            return fn._vkdiff_func.inline(self.kernel, args, kwargs)
+        if getattr(fn, '_vkdiff_kernel', None):
+            raise error('a kernel cannot call another kernel; make the callee a @ti.func')
+        if fn in _PY_BUILTINS:
+            return _PY_BUILTINS[fn](*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    # ---------------------------------------------------------------- statements
+    def build_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self(node.value)
+
+    def build_Pass(self, node):
+        pass
+
+    def build_Assert(self, node):
+        _warn_once('assert in a vkdiff kernel is not checked at run time')
+
+    def build_Assign(self, node):
+        value = self(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def build_AnnAssign(self, node):
+        dtype = T.resolve(self(node.annotation))
+        value = ops.cast(self(node.value), dtype) if node.value is not None else ops.cast(0, dtype)
+        if isinstance(node.target, ast.Name) and not self._defined_local(node.target.id):
+            var = LocalVar(dtype)
+            var.store(value)
+            self.scopes[-1][node.target.id] = var
+        else:
+            self.assign(node.target, value)
+
+    def _defined_local(self, name):
+        return any(name in sc for sc in self.scopes)
+
+    def assign(self, target, value):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = list(value.entries if hasattr(value, 'entries') else value)
+            if len(values) != len(target.elts):
+                raise error(f'cannot unpack {len(values)} values into {len(target.elts)} targets')
+            for t, v in zip(target.elts, values):
+                self.assign(t, v)
+            return
+        if isinstance(target, ast.Name):
+            name = target.id
+            cur = None
+            for sc in reversed(self.scopes):
+                if name in sc:
+                    cur = sc[name]
+                    break
+            if isinstance(cur, (LocalVar, MatrixLValue)):
+                cur.store(value)
+            elif _is_runtime_scalar_or_matrix(value):
+                self.scopes[-1][name] = new_local(value)
+            else:
+                self.scopes[-1][name] = value  # compile-time binding (field, function, tuple...)
+            return
+        self.lvalue(target).store(value)
+
+    def lvalue(self, node):
+        from ..lang.field import Field
+        if isinstance(node, ast.Name):
+            v = self.lookup(node.id)
+            if isinstance(v, (LocalVar, MatrixLValue)):
+                return v
+            raise error(f'{node.id} is not a kernel variable and cannot be assigned here')
+        if isinstance(node, ast.Subscript):
+            key = self(node.slice)
+            if isinstance(node.value, (ast.Name, ast.Attribute)):
+                base = self.lookup(node.value.id) if isinstance(node.value, ast.Name) else self(node.value)
+                if isinstance(base, Field):
+                    return field_lvalue(base, self.field_indices(base, key))
+                if isinstance(base, MatrixLValue):
+                    return base.entry(key)
+                if isinstance(base, LocalVar):
+                    raise error('a scalar cannot be indexed')
+            inner = self.lvalue(node.value)
+            if isinstance(inner, MatrixLValue):
+                return inner.entry(key)
+            raise error('this subscript cannot be assigned')
+        if isinstance(node, ast.Attribute) and len(node.attr) == 1 and node.attr in 'xyzwrgba':
+            inner = self.lvalue(node.value)
+            if isinstance(inner, MatrixLValue):
+                k = 'xyzw'.find(node.attr) if node.attr in 'xyzw' else 'rgba'.find(node.attr)
+                return inner.entries[k]
+        raise error(f'cannot assign to {ast.unparse(node)}')
+
+    def build_AugAssign(self, node):
+        op = _BINOPS.get(type(node.op))
+        value = self(node.value)
+        target = self.lvalue(node.target)
+        elems = target.entries if isinstance(target, MatrixLValue) else [target]
+        if all(isinstance(e, FieldElem) for e in elems) and op in ATOMIC_AUG:
+            target.atomic(op, value)
+            return
+        if op == 'matmul':
+            target.store(target.load() @ value)
+            return
+        target.store(ops.binary(op, target.load(), value))
+
+    def build_If(self, node):
+        cond = self(node.test)
+        if isinstance(cond, Static):
+            cond = cond.value
+        if _compile_time(cond):
+            self.build_scoped(node.body if cond else node.orelse)
+            return
+        then_b, else_b = ir.Block(), ir.Block()
+        emit('if', None, [ops.to_bool(cond)], blocks=[then_b, else_b])
+        with current().open(then_b):
+            self.build_scoped(node.body)
+        with current().open(else_b):
+            self.build_scoped(node.orelse)
+
+    def build_scoped(self, stmts):
+        self.scopes.append({})
+        try:
+            self.build_body(stmts)
+        finally:
+            self.scopes.pop()
+
+    def build_While(self, node):
+        if node.orelse:
+            raise error('while ... else is not supported')
+        if self.in_parfor is False and self.is_kernel and self.loop_depth == 0 and self.top_level:
+            raise error('a top-level while loop cannot run in parallel; put it inside a for loop '
+                        'or a @ti.func')
+        body = ir.Block()
+        emit('while', None, blocks=[body])
+        with current().open(body):
+            cond = self(node.test)
+            if _compile_time(cond):
+                if not cond:
+                    emit('break')
+            else:
+                exit_b = ir.Block()
+                emit('if', None, [ops.unary('not', cond)], blocks=[exit_b, ir.Block()])
+                with current().open(exit_b):
+                    emit('break')
+            self.loop_depth += 1
+            try:
+                self.build_scoped(node.body)
+            finally:
+                self.loop_depth -= 1
+
+    def build_Break(self, node):
+        if self.static_depth and not self.loop_depth:
+            raise error('break inside a ti.static loop is not supported')
+        if not self.loop_depth:
+            raise error('break is not allowed in a parallel for loop')
+        emit('break')
+
+    def build_Continue(self, node):
+        if self.static_depth and not self.loop_depth and not self.in_parfor:
+            raise error('continue inside a ti.static loop is not supported')
+        if not self.loop_depth and not self.in_parfor:
+            raise error('continue outside a loop')
+        emit('continue')
+
+    top_level = property(lambda self: len(self.scopes) == 1 and current().blocks[-1] is self.kernel.body)
+
+    def build_For(self, node):
+        from .loops import build_for
+        build_for(self, node)
+
+    def build_Return(self, node):
+        value = self(node.value) if node.value is not None else None
+        if self.is_kernel:
+            self.kernel.set_return(value)
+            return
+        at_top = current().blocks[-1] is self.top_block
+        if self.result is None:
+            if at_top:
+                raise _Return(value)
+            self.result = self._hoisted_local(value)
+        self.result.store(value)
+        if at_top:
+            raise _Return(self.result.load())
+
+    def _hoisted_local(self, value):
+        """A local for a func's result, declared before the inlined body (returns may sit in
+        branches)."""
+        tmp = ir.Block()
+        with current().open(tmp):
+            var = new_local(ops.cast(0, ops.dtype_of(value)) if not hasattr(value, 'entries')
+                            else value._map(lambda e: ops.cast(0, ops.dtype_of(e))))
+        allocas = [st for st in tmp.stmts if st.op == 'alloca']
+        for k, st in enumerate(allocas):
+            self.top_block.insert(self.top_index + k, st)
+        return var
+
+    def build_FunctionDef(self, node):
+        raise error('defining functions inside a kernel is not supported; use @ti.func at module level')
+
+
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class _Starred:
+    def __init__(self, value):
+        self.value = value
+
+
+def _compile_time(x):
+    from ..lang.matrix import Matrix
+    if isinstance(x, Value):
+        return False
+    if isinstance(x, Matrix):
+        return all(_compile_time(e) for e in x.entries)
+    return True
+
+
+def _is_runtime_scalar_or_matrix(v):
+    from ..lang.matrix import Matrix
+    if isinstance(v, Value) or ops.is_number(v):
+        return True
+    return isinstance(v, Matrix)
+
+
+def _py_binop(op, a, b):
+    import operator
+    f = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+         ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+         ast.Pow: operator.pow, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+         ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+    return f[type(op)](a, b)
+
+
+_warned = set()
+
+
+def _warn_once(msg):
+    if msg not in _warned:
+        _warned.add(msg)
+        warnings.warn(msg, stacklevel=2)
+
+
+def _kmin(*args):
+    if len(args) == 1:
+        args = tuple(args[0])
+    acc = args[0]
+    for a in args[1:]:
+        acc = ops.binary('min', acc, a)
+    return acc
+
+
+def _kmax(*args):
+    if len(args) == 1:
+        args = tuple(args[0])
+    acc = args[0]
+    for a in args[1:]:
+        acc = ops.binary('max', acc, a)
+    return acc
+
+
+_PY_BUILTINS = {
+    abs: lambda x: ops.unary('abs', x),
+    min: _kmin,
+    max: _kmax,
+    int: lambda x=0: ops.cast(x, T.Defaults.ip) if not isinstance(x, str) else int(x),
+    float: lambda x=0.0: ops.cast(x, T.Defaults.fp) if not isinstance(x, str) else float(x),
+    bool: lambda x=False: ops.to_bool(x) if isinstance(x, Value) else bool(x),
+}

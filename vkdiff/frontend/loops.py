@@ -1,0 +1,167 @@
+"""Frontend: `for` loops. The outermost loops of a kernel become parallel `parfor`s (range,
+ndrange, struct-for over a field, ti.grouped); inner loops run serially; `ti.static` loops unroll."""
+import ast
+import builtins
+
+from .. import ir
+from .. import types as T
+from . import ops
+from .context import Value, emit, error, current
+
+
+def _bounds_of_range(fb, call):
+    if call.keywords:
+        raise error('range() takes no keyword arguments')
+    args = [fb(a) for a in call.args]
+    for a in args:
+        if isinstance(a, Value) and not a.dtype.is_int:
+            raise error('range() bounds must be integers')
+        if not isinstance(a, Value) and not isinstance(a, int):
+            raise error(f'range() bounds must be integers, got {a!r}')
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    if len(args) == 3:
+        if isinstance(args[2], Value) or args[2] == 0:
+            raise error('the step of range() must be a non-zero compile-time integer')
+        return args[0], args[1], args[2]
+    raise error('range() takes 1 to 3 arguments')
+
+
+def _target_names(target):
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts]
+    raise error('the loop target must be a name or a tuple of names')
+
+
+def build_for(fb, node):
+    from .builder import Static, NDRange, Grouped
+    from ..lang.field import Field
+    if node.orelse:
+        raise error('for ... else is not supported')
+    it_node = node.iter
+    # range(...) is read specially so that run-time bounds are allowed
+    if isinstance(it_node, ast.Call) and isinstance(it_node.func, ast.Name) and \
+            fb.lookup(it_node.func.id) is builtins.range:
+        lo, hi, step = _bounds_of_range(fb, it_node)
+        dims, grouped = [(lo, hi, step)], False
+    else:
+        it = fb(it_node)
+        if isinstance(it, Static):
+            return _static_for(fb, node, it.value)
+        grouped = isinstance(it, Grouped)
+        if grouped:
+            it = it.target
+        if isinstance(it, Field):
+            dims = [(0, n, 1) for n in it.shape]
+        elif isinstance(it, NDRange):
+            dims = [(lo, hi, 1) for lo, hi in it.bounds]
+        elif isinstance(it, range):
+            dims = [(it.start, it.stop, it.step)]
+        else:
+            raise error(f'cannot loop over {type(it).__name__} in a kernel (use range, ti.ndrange, '
+                        'a field, or ti.static(...) to unroll)')
+    names = _target_names(node.target)
+    if grouped:
+        if len(names) != 1:
+            raise error('ti.grouped loops bind one index vector')
+    elif len(names) != len(dims):
+        raise error(f'the loop binds {len(names)} names but iterates over {len(dims)} dimensions')
+    parallel = fb.is_kernel and fb.loop_depth == 0 and not fb.in_parfor and fb.top_level
+    if parallel:
+        _parallel_for(fb, node, names, dims, grouped)
+    else:
+        _serial_for(fb, node, names, dims, grouped)
+
+
+def _bind_indices(fb, names, idx, grouped):
+    if grouped:
+        from ..lang.matrix import Vector
+        fb.scopes[-1][names[0]] = Vector(idx)
+    else:
+        for n, v in zip(names, idx):
+            fb.scopes[-1][n] = v
+
+
+def _trip_count(lo, hi, step):
+    if step > 0:
+        return ops.binary('max', ops.binary('floordiv', ops.binary('add', ops.binary('sub', hi, lo),
+                                                                      step - 1), step), 0)
+    return ops.binary('max', ops.binary('floordiv', ops.binary('add', ops.binary('sub', lo, hi),
+                                                                  -step - 1), -step), 0)
+
+
+def _parallel_for(fb, node, names, dims, grouped):
+    counts = [_trip_count(lo, hi, step) for lo, hi, step in dims]
+    total = counts[0]
+    for c in counts[1:]:
+        total = ops.binary('mul', total, c)
+    body = ir.Block()
+    loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
+    with current().open(body):
+        lin = Value(loop)
+        idx = []
+        stride = 1
+        for d in reversed(range(len(dims))):
+            (lo, hi, step), c = dims[d], counts[d]
+            k = ops.binary('floordiv', lin, stride) if not (ops.is_number(stride) and stride == 1) else lin
+            if d > 0:
+                k = ops.binary('mod', k, c)
+            idx.append(ops.binary('add', lo, ops.binary('mul', k, step)) if step != 1 else
+                       ops.binary('add', lo, k) if not (ops.is_number(lo) and lo == 0) else k)
+            stride = ops.binary('mul', stride, c)
+        idx.reverse()
+        fb.scopes.append({})
+        fb.in_parfor = True
+        try:
+            _bind_indices(fb, names, idx, grouped)
+            fb.build_body(node.body)
+        finally:
+            fb.in_parfor = False
+            fb.scopes.pop()
+
+
+def _serial_for(fb, node, names, dims, grouped, idx=None):
+    idx = idx or []
+    lo, hi, step = dims[0]
+    body = ir.Block()
+    loop = emit('for', T.i32, [ops.as_value(lo, T.i32), ops.as_value(hi, T.i32)],
+                attrs={'step': int(step)}, blocks=[body])
+    with current().open(body):
+        idx = idx + [Value(loop)]
+        if len(dims) > 1:
+            _serial_for(fb, node, names, dims[1:], grouped, idx)
+            return
+        fb.scopes.append({})
+        fb.loop_depth += 1
+        try:
+            _bind_indices(fb, names, idx, grouped)
+            fb.build_body(node.body)
+        finally:
+            fb.loop_depth -= 1
+            fb.scopes.pop()
+
+
+def _static_for(fb, node, iterable):
+    names = _target_names(node.target)
+    fb.static_depth += 1
+    try:
+        for item in iterable:
+            fb.scopes.append({})
+            try:
+                if len(names) == 1:
+                    fb.scopes[-1][names[0]] = item
+                else:
+                    vals = list(item.entries if hasattr(item, 'entries') else item)
+                    if len(vals) != len(names):
+                        raise error(f'cannot unpack {len(vals)} values into {len(names)} names')
+                    for n, v in zip(names, vals):
+                        fb.scopes[-1][n] = v
+                fb.build_body(node.body)
+            finally:
+                fb.scopes.pop()
+    finally:
+        fb.static_depth -= 1

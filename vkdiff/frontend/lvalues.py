@@ -1,0 +1,118 @@
+"""Frontend: things kernel code can assign to (locals, field elements, matrix entries), each with
+load / store / atomic, emitting IR."""
+from .. import types as T
+from . import ops
+from .context import Value, emit, error
+
+ATOMIC_AUG = {'add': 'add', 'sub': 'sub', 'band': 'band', 'bor': 'bor', 'bxor': 'bxor'}
+
+
+class LocalVar:
+    """A scalar local variable: an `alloca`, typed by its first assignment."""
+
+    def __init__(self, dtype):
+        if dtype is T.u1:
+            dtype = T.i32
+        self.dtype = dtype
+        self.stmt = emit('alloca', dtype)
+
+    def load(self):
+        return Value(emit('load', self.dtype, [self.stmt]))
+
+    def store(self, value):
+        emit('store', None, [self.stmt, ops.as_value(value, self.dtype)])
+
+    def atomic(self, fn, value):
+        old = self.load()
+        self.store(ops.binary(fn, old, value))
+        return old
+
+
+class FieldElem:
+    """One scalar component of a field element: `x[i, j]` or `v[i][c]`."""
+
+    def __init__(self, field, indices, comp=0):
+        self.field, self.indices, self.comp = field, indices, comp
+        self.dtype = field.dtype
+
+    def load(self):
+        return Value(emit('gload', self.dtype, self.indices,
+                          attrs={'field': self.field, 'comp': self.comp}))
+
+    def store(self, value):
+        emit('gstore', None, self.indices + [ops.as_value(value, self.dtype).stmt],
+             attrs={'field': self.field, 'comp': self.comp})
+
+    def atomic(self, fn, value):
+        v = ops.as_value(value, self.dtype)
+        if fn in ('band', 'bor', 'bxor') and self.dtype.is_float:
+            raise error('bitwise atomic on a float field')
+        return Value(emit('atomic', self.dtype, self.indices + [v.stmt],
+                          attrs={'field': self.field, 'comp': self.comp, 'fn': fn}))
+
+
+class MatrixLValue:
+    """A vector/matrix of scalar lvalues (a local vector, or a vector field's element)."""
+
+    def __init__(self, entries, n, m, ndim):
+        self.entries, self.n, self.m, self.ndim = entries, n, m, ndim
+
+    def _wrap(self, values):
+        from ..lang.matrix import Matrix
+        return Matrix._new(values, self.n, self.m, self.ndim)
+
+    def _values(self, value):
+        from ..lang.matrix import Matrix
+        if isinstance(value, Matrix):
+            if len(value.entries) != len(self.entries):
+                raise error(f'cannot assign a {value.get_shape()} value to a {self.n}x{self.m} one')
+            return value.entries
+        if isinstance(value, (list, tuple)):
+            flat = [e for r in value for e in (r if isinstance(r, (list, tuple)) else [r])]
+            if len(flat) != len(self.entries):
+                raise error(f'cannot assign {len(flat)} values to {len(self.entries)} entries')
+            return flat
+        return [value] * len(self.entries)
+
+    def load(self):
+        return self._wrap([e.load() for e in self.entries])
+
+    def store(self, value):
+        for e, v in zip(self.entries, self._values(value)):
+            e.store(v)
+
+    def atomic(self, fn, value):
+        return self._wrap([e.atomic(fn, v) for e, v in zip(self.entries, self._values(value))])
+
+    def entry(self, key):
+        from ..lang.matrix import _static_index
+        if isinstance(key, tuple) and len(key) == 2:
+            i, j = (_static_index(k) for k in key)
+            return self.entries[i * self.m + j]
+        i = _static_index(key[0] if isinstance(key, tuple) else key)
+        if self.ndim == 2 and self.m > 1:
+            return MatrixLValue(self.entries[i * self.m:(i + 1) * self.m], self.m, 1, 1)
+        return self.entries[i]
+
+
+def field_lvalue(field, indices):
+    """The lvalue of `field[indices]`: a FieldElem, or a MatrixLValue for vector/matrix fields."""
+    if not field.elem_shape:
+        return FieldElem(field, indices)
+    comps = [FieldElem(field, indices, c) for c in range(field.ncomp)]
+    return MatrixLValue(comps, field.n, field.m, len(field.elem_shape))
+
+
+def new_local(value):
+    """A fresh local (scalar or matrix) initialised with `value`."""
+    from ..lang.matrix import Matrix
+    if isinstance(value, Matrix):
+        entries = []
+        for e in value.entries:
+            v = LocalVar(ops.dtype_of(e))
+            v.store(e)
+            entries.append(v)
+        return MatrixLValue(entries, value.n, value.m, value.ndim)
+    v = LocalVar(ops.dtype_of(value))
+    v.store(value)
+    return v

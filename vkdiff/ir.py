@@ -1,0 +1,179 @@
+"""The typed IR that every stage shares: statements in nested blocks, printable.
+
+A statement is a node `Stmt(op, dtype, args, attrs, blocks)`; its value (if any) is the statement
+itself, referenced by later statements through `args`. Locals are memory (`alloca`/`load`/`store`),
+so control flow needs no phi nodes; spirv-opt turns them into registers.
+
+Ops (args in brackets; attrs after the bar):
+  const | value            arg | index            random | -          (values)
+  unary ops [a]: neg not bnot sin cos tan asin acos atan sqrt rsqrt exp log tanh floor ceil round abs
+  binary ops [a, b]: add sub mul div floordiv mod pow min max atan2 lt le gt ge eq ne band bor bxor
+                     shl shr land lor
+  cast [a] | -   bitcast [a] | -   select [c, a, b]
+  alloca | - (dtype is the element type)    load [var]    store [var, value]
+  gload [*indices] | field, comp            gstore [*indices, value] | field, comp
+  atomic [*indices, value] | field, comp, fn (add sub min max band bor bxor); value is the old one
+  if [cond] blocks=[then, else]
+  for [begin, end] | step; blocks=[body]; the stmt's value is the loop variable inside its body
+  while blocks=[body] (exits by `break`)     break    continue
+  parfor [total] blocks=[body]; value = the linear iteration index (top level only)
+  ret [value]
+"""
+from . import types as T
+
+UNARY = {'neg', 'not', 'bnot', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sqrt', 'rsqrt', 'exp',
+         'log', 'tanh', 'floor', 'ceil', 'round', 'abs'}
+BINARY = {'add', 'sub', 'mul', 'div', 'floordiv', 'mod', 'pow', 'min', 'max', 'atan2', 'lt', 'le',
+          'gt', 'ge', 'eq', 'ne', 'band', 'bor', 'bxor', 'shl', 'shr', 'land', 'lor'}
+COMPARE = {'lt', 'le', 'gt', 'ge', 'eq', 'ne'}
+PURE = UNARY | BINARY | {'const', 'arg', 'cast', 'bitcast', 'select'}
+GLOBAL_ACCESS = {'gload', 'gstore', 'atomic'}
+
+
+class Stmt:
+    __slots__ = ('op', 'dtype', 'args', 'attrs', 'blocks', 'loc', 'parent', 'id')
+    _counter = 0
+
+    def __init__(self, op, dtype=None, args=(), attrs=None, blocks=(), loc=None):
+        self.op = op
+        self.dtype = dtype
+        self.args = list(args)
+        self.attrs = dict(attrs or {})
+        self.blocks = list(blocks)
+        for b in self.blocks:
+            b.owner = self
+        self.loc = loc
+        self.parent = None  # the Block holding this statement
+        Stmt._counter += 1
+        self.id = Stmt._counter
+
+    # --- convenient accessors for global accesses
+    @property
+    def field(self):
+        return self.attrs.get('field')
+
+    @property
+    def indices(self):
+        if self.op == 'gload':
+            return self.args
+        return self.args[:-1]
+
+    @property
+    def value_arg(self):
+        return self.args[-1]
+
+    def __repr__(self):
+        return f'%{self.id}'
+
+
+class Block:
+    __slots__ = ('stmts', 'owner')
+
+    def __init__(self, stmts=None):
+        self.stmts = []
+        self.owner = None
+        for s in stmts or ():
+            self.append(s)
+
+    def append(self, stmt):
+        stmt.parent = self
+        self.stmts.append(stmt)
+        return stmt
+
+    def insert(self, i, stmt):
+        stmt.parent = self
+        self.stmts.insert(i, stmt)
+        return stmt
+
+    def __iter__(self):
+        return iter(self.stmts)
+
+    def __len__(self):
+        return len(self.stmts)
+
+
+def walk(block):
+    """Every statement in a block, depth first, in program order."""
+    for s in block.stmts:
+        yield s
+        for b in s.blocks:
+            yield from walk(b)
+
+
+def enclosing(stmt, ops):
+    """The nearest enclosing statement whose op is in `ops`, or None."""
+    b = stmt.parent
+    while b is not None and b.owner is not None:
+        if b.owner.op in ops:
+            return b.owner
+        b = b.owner.parent
+    return None
+
+
+def clone_block(block, mapping):
+    """Deep-copy a block. `mapping` maps old statements to new ones (pre-seed it to rebind
+    operands defined outside); it is filled with every copied statement."""
+    new = Block()
+    for s in block.stmts:
+        new.append(clone_stmt(s, mapping))
+    return new
+
+
+def clone_stmt(s, mapping):
+    c = Stmt(s.op, s.dtype, [mapping.get(a, a) for a in s.args], s.attrs, loc=s.loc)
+    mapping[s] = c
+    c.blocks = []
+    for b in s.blocks:
+        nb = clone_block(b, mapping)
+        nb.owner = c
+        c.blocks.append(nb)
+    if 'var' in c.attrs:
+        c.attrs['var'] = mapping.get(c.attrs['var'], c.attrs['var'])
+    return c
+
+
+# ---------------------------------------------------------------- printing
+def _fmt_attr(k, v):
+    if k == 'field':
+        return f'field={v.name}'
+    return f'{k}={v!r}'
+
+
+def format_block(block, indent=0, out=None):
+    out = [] if out is None else out
+    pad = '  ' * indent
+    for s in block.stmts:
+        lhs = f'{s!r}:{s.dtype} = ' if s.dtype is not None else ''
+        args = ', '.join(repr(a) for a in s.args)
+        attrs = ' '.join(_fmt_attr(k, v) for k, v in s.attrs.items())
+        line = f'{pad}{lhs}{s.op}({args})' + (f' [{attrs}]' if attrs else '')
+        out.append(line)
+        for i, b in enumerate(s.blocks):
+            if s.op == 'if':
+                out.append(f'{pad}  {"then" if i == 0 else "else"}:')
+                format_block(b, indent + 2, out)
+            else:
+                format_block(b, indent + 1, out)
+    return out
+
+
+def format_ir(block):
+    return '\n'.join(format_block(block))
+
+
+def const(value, dtype):
+    """A constant statement (not attached to any block)."""
+    if dtype.is_float:
+        value = float(value)
+    elif dtype.is_bool:
+        value = bool(value)
+    else:
+        value = int(value)
+    return Stmt('const', dtype, attrs={'value': value})
+
+
+def is_const(s, value=None):
+    return s.op == 'const' and (value is None or s.attrs['value'] == value)
+
+
+BOOL = T.u1

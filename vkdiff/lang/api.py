@@ -1,0 +1,150 @@
+"""API stage: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
+math), usable in Python scope too where that makes sense."""
+from .. import types as T
+from ..frontend import ops
+from ..frontend.builder import Grouped, NDRange, Static
+from ..frontend.context import Value, emit, error, current
+from . import state
+
+
+def static(x, *xs):
+    """`ti.static(x)`: evaluate x at compile time (unrolls loops, selects branches)."""
+    if xs:
+        return tuple(static(v) for v in (x,) + xs)
+    if current() is None:
+        return x
+    if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and not isinstance(x, str):
+        return Static(list(x) if isinstance(x, NDRange) else x)
+    if isinstance(x, Value):
+        raise error('ti.static() needs a compile-time value, got a run-time one')
+    return x
+
+
+def ndrange(*bounds):
+    return NDRange(*bounds)
+
+
+def grouped(x):
+    if current() is None:
+        from .field import Field
+        import itertools
+        if isinstance(x, Field):
+            return itertools.product(*[range(n) for n in x.shape])
+        return iter(x)
+    return Grouped(x)
+
+
+def random(dtype=float):
+    dtype = T.resolve(dtype)
+    if current() is None:
+        import numpy as np
+        rng = _host_rng()
+        return float(rng.random()) if dtype.is_float else int(rng.integers(0, 2 ** 31))
+    return Value(emit('random', dtype))
+
+
+_rng = None
+
+
+def _host_rng():
+    global _rng
+    import numpy as np
+    if _rng is None:
+        _rng = np.random.default_rng(state.config['random_seed'])
+    return _rng
+
+
+def _atomic(fn):
+    def f(target, value):
+        raise error(f'ti.atomic_{fn} must be called in a kernel with a field element or local as '
+                    'its first argument')
+    f.__name__ = f'atomic_{fn}'
+    f._vkdiff_atomic = fn
+    return f
+
+
+atomic_add, atomic_sub = _atomic('add'), _atomic('sub')
+atomic_min, atomic_max = _atomic('min'), _atomic('max')
+atomic_and, atomic_or, atomic_xor = _atomic('band'), _atomic('bor'), _atomic('bxor')
+
+
+def _unary(name):
+    def f(x):
+        return ops.unary(name, x)
+    f.__name__ = name
+    return f
+
+
+sin, cos, tan, asin, acos, atan = (_unary(n) for n in ('sin', 'cos', 'tan', 'asin', 'acos', 'atan'))
+sqrt, rsqrt, exp, log, tanh = (_unary(n) for n in ('sqrt', 'rsqrt', 'exp', 'log', 'tanh'))
+floor, ceil, abs = _unary('floor'), _unary('ceil'), _unary('abs')
+
+
+def round(x, dtype=None):
+    r = ops.unary('round', x)
+    return ops.cast(r, dtype) if dtype is not None else r
+
+
+def atan2(y, x):
+    return ops.binary('atan2', y, x)
+
+
+def pow(x, y):
+    return ops.binary('pow', x, y)
+
+
+def _reduce(fn, args):
+    if len(args) == 1:
+        args = tuple(args[0])
+    acc = args[0]
+    for a in args[1:]:
+        acc = ops.binary(fn, acc, a)
+    return acc
+
+
+def min(*args):
+    return _reduce('min', args)
+
+
+def max(*args):
+    return _reduce('max', args)
+
+
+def select(cond, a, b):
+    return ops.select(cond, a, b)
+
+
+def cast(x, dtype):
+    return ops.cast(x, dtype)
+
+
+def bit_cast(x, dtype):
+    dtype = T.resolve(dtype)
+    if not isinstance(x, Value):
+        import numpy as np
+        return np.array(x, dtype=ops.dtype_of(x).np).view(dtype.np)[()].item()
+    if x.dtype.bits != dtype.bits:
+        raise error('bit_cast needs types of the same width')
+    return Value(emit('bitcast', dtype, [x]))
+
+
+def exp2(x):
+    return exp(ops.binary('mul', x, 0.6931471805599453))
+
+
+def clamp(x, lo, hi):
+    return min(max(x, lo), hi)
+
+
+def sync():
+    """Wait for every queued launch to finish."""
+    if state.has_runtime():
+        state.runtime().flush()
+
+
+def device_name():
+    return state.runtime().name
+
+
+def device_features():
+    return dict(state.runtime().features)

@@ -1,0 +1,104 @@
+"""API stage: a compiled kernel instance. Runs the pipeline (passes -> codegen -> pipelines on the
+device) and launches its tasks, recording one dispatch per task into the runtime's batch."""
+import struct
+
+from .. import ir
+from .. import types as T
+from ..codegen import tools
+from ..codegen.atomics import fields_needing_int_view
+from ..codegen.spirv import LOCAL_SIZE, PushLayout, TaskCodegen
+from ..passes.lower import lower_task
+from ..passes.tasks import split_tasks
+from . import state
+
+
+class CompiledTask:
+    def __init__(self, task, push, rt):
+        self.task = task
+        lower_task(task, rt.features)
+        self.fields = task.fields()
+        reads, writes = task.accesses()
+        self.read_fields, self.write_fields = reads, writes
+        int_view = fields_needing_int_view(list(ir.walk(task.body)), rt.features)
+        self.asm = TaskCodegen(task, self.fields, push, rt.features, int_view).generate()
+        self.binary = tools.compile_asm(self.asm)
+        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], self.binary, push.size)
+        self.reads = [f.storage for f in reads]
+        self.writes = [f.storage for f in writes]
+        self.total = task.loop.args[0] if task.kind == 'parallel' else None
+        self.max_groups = min(rt.limits['max_workgroup_count_x'], _max_groups(rt))
+
+    def groups(self, args):
+        if self.total is None:
+            return 1
+        n = _host_eval(self.total, args)
+        if n is None:
+            return self.max_groups
+        return max(1, min(-(-n // LOCAL_SIZE), self.max_groups))
+
+
+def _max_groups(rt):
+    import os
+    env = os.environ.get('VKDIFF_MAX_GROUPS')
+    if env:
+        return int(env)
+    return 65535
+
+
+def _host_eval(s, args):
+    """The value of a pure integer expression of constants and arguments, or None."""
+    op = s.op
+    if op == 'const':
+        return s.attrs['value']
+    if op == 'arg':
+        return int(args[s.attrs['index']])
+    vals = [_host_eval(a, args) for a in s.args]
+    if any(v is None for v in vals):
+        return None
+    f = {'add': lambda a, b: a + b, 'sub': lambda a, b: a - b, 'mul': lambda a, b: a * b,
+         'floordiv': lambda a, b: a // b if b else None, 'max': max, 'min': min,
+         'cast': lambda a: int(a)}.get(op)
+    return f(*vals) if f else None
+
+
+class CompiledKernel:
+    def __init__(self, kernel, kir):
+        self.kernel = kernel
+        self.kir = kir
+        self.name = kir.name
+        rt = state.runtime()
+        self.tasks = split_tasks(kir.body, kir.name)
+        self.push = PushLayout(kir.arg_types)
+        self.packer = struct.Struct(self.push.struct_format())
+        self.converters = [float if t.is_float else int for t in kir.arg_types]
+        self.ctasks = [CompiledTask(t, self.push, rt) for t in self.tasks]
+        self._adjoint = None
+
+    def pack(self, args):
+        rt = state.runtime()
+        rt.launches += 1
+        return self.packer.pack(rt.launches & 0xFFFFFFFF, state.config['random_seed'] & 0xFFFFFFFF,
+                                *[c(a) for c, a in zip(self.converters, args)])
+
+    def launch(self, args, push=None):
+        rt = state.runtime()
+        if push is None:
+            push = self.pack(args)
+        for ct in self.ctasks:
+            rt.dispatch(ct.algo, ct.groups(args), push, ct.reads, ct.writes)
+        if self.kir.ret_field is not None:
+            return self.kir.ret_field[None]
+        return None
+
+    def ir(self):
+        return '\n'.join(t.ir() for t in self.tasks)
+
+    def spirv(self):
+        return '\n'.join(f'; ---- task {ct.task.name}\n' + tools.disassemble(ct.binary)
+                         for ct in self.ctasks)
+
+    def adjoint(self):
+        if self._adjoint is None:
+            from ..autodiff.reverse import build_adjoint
+            self._adjoint = build_adjoint(self)
+        return self._adjoint

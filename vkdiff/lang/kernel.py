@@ -1,0 +1,235 @@
+"""API stage: `@kernel` and `@func`. A kernel is compiled on its first call for each combination
+of template arguments (frontend -> passes -> codegen -> runtime pipelines) and launched as a
+sequence of task dispatches; `kernel.grad` is its adjoint."""
+import functools
+import inspect
+
+from .. import ir
+from .. import types as T
+from ..errors import CompileError, VkdiffError
+from ..frontend import ops
+from ..frontend.builder import FunctionBuilder, _Return
+from ..frontend.context import Emitter, Value, emitting, error
+from ..frontend.lvalues import new_local
+from . import state
+
+
+class Template:
+    """`ti.template()`: a compile-time argument (a field, a number, any Python object)."""
+
+    def __repr__(self):
+        return 'template()'
+
+
+def template():
+    return Template()
+
+
+class KernelIR:
+    """What the frontend builds for one instantiation: the body and the argument layout."""
+
+    def __init__(self, name):
+        self.name = name
+        self.body = ir.Block()
+        self.arg_types = []      # dtype of each scalar (run-time) argument, in order
+        self.ret_type = None
+        self.ret_field = None
+
+    def set_return(self, value):
+        from .field import Field
+        if self.ret_type is None:
+            raise error('this kernel has no return type annotation (-> ti.f32 etc.)')
+        if self.ret_field is None:
+            self.ret_field = Field(self.ret_type, (), name=f'{self.name}.return')
+        from ..frontend.lvalues import FieldElem
+        FieldElem(self.ret_field, []).store(ops.cast(value, self.ret_type))
+
+
+def _annotation_kind(ann, value):
+    """'template', or the DataType of a scalar argument."""
+    if isinstance(ann, Template) or ann is Template:
+        return 'template'
+    if ann is inspect.Parameter.empty:
+        if isinstance(value, (bool, int, float)) or hasattr(value, 'dtype') and ops.is_number(value):
+            return T.literal_type(ops._py(value))
+        return 'template'
+    if isinstance(ann, str):
+        raise CompileError(f'string annotations are not supported ({ann!r})')
+    try:
+        return T.resolve(ann)
+    except TypeError:
+        raise CompileError(f'unsupported kernel argument annotation {ann!r} '
+                           '(use ti.f32, ti.i32, ti.f64, float, int or ti.template())') from None
+
+
+class Kernel:
+    def __init__(self, fn, is_grad=False, primal=None):
+        self.fn = fn
+        self.sig = inspect.signature(fn)
+        self.params = list(self.sig.parameters.values())
+        self.instances = {}
+        self._generation = -1
+        functools.update_wrapper(self, fn)
+        self._vkdiff_kernel = True
+        self.grad = AdjointKernel(self)
+
+    def _key(self, args):
+        if len(args) != len(self.params):
+            raise VkdiffError(f'kernel {self.fn.__name__} takes {len(self.params)} arguments, '
+                              f'got {len(args)}')
+        key, runtime_args = [], []
+        for p, a in zip(self.params, args):
+            kind = _annotation_kind(p.annotation, a)
+            if kind == 'template':
+                key.append(('t', id(a)))
+            else:
+                key.append(('s', kind.name))
+                runtime_args.append(a)
+        return tuple(key), runtime_args
+
+    def instance(self, args):
+        if self._generation != state.generation:
+            self.instances.clear()
+            self._generation = state.generation
+        key, runtime_args = self._key(args)
+        inst = self.instances.get(key)
+        if inst is None:
+            from .compiled import CompiledKernel
+            inst = self.instances[key] = CompiledKernel(self, self.build_ir(args))
+        return inst, runtime_args
+
+    def build_ir(self, args):
+        kir = KernelIR(self.fn.__name__)
+        ret = self.sig.return_annotation
+        if ret is not inspect.Signature.empty and ret is not None:
+            kir.ret_type = T.resolve(ret)
+        em = Emitter()
+        with emitting(em), em.open(kir.body):
+            fb = FunctionBuilder(self.fn, kir, is_kernel=True)
+            for p, a in zip(self.params, args):
+                kind = _annotation_kind(p.annotation, a)
+                if kind == 'template':
+                    fb.scopes[0][p.name] = a
+                else:
+                    idx = len(kir.arg_types)
+                    kir.arg_types.append(kind)
+                    fb.scopes[0][p.name] = Value(em.emit(ir.Stmt('arg', kind, attrs={'index': idx})))
+            fb.build_body(fb.fdef.body)
+        return kir
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = tuple(self.sig.bind(*args, **kwargs).arguments.values())
+        inst, rargs = self.instance(args)
+        tape = state.tape
+        if state.fwd is not None:
+            return state.fwd.launch(self, inst, args, rargs)
+        result = inst.launch(rargs)
+        if tape is not None:
+            tape.record(self, args)
+        return result
+
+    def ir(self, *args):
+        """The IR of this kernel's tasks for the given arguments, as text."""
+        inst, _ = self.instance(args)
+        return inst.ir()
+
+    def spirv(self, *args):
+        inst, _ = self.instance(args)
+        return inst.spirv()
+
+
+class AdjointKernel:
+    """`kernel.grad(*args)`: runs the generated adjoint (reverse-mode) kernel."""
+
+    def __init__(self, primal):
+        self.primal = primal
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = tuple(self.primal.sig.bind(*args, **kwargs).arguments.values())
+        inst, rargs = self.primal.instance(args)
+        return inst.adjoint().launch(rargs)
+
+    def ir(self, *args):
+        inst, _ = self.primal.instance(args)
+        return inst.adjoint().ir()
+
+    def spirv(self, *args):
+        inst, _ = self.primal.instance(args)
+        return inst.adjoint().spirv()
+
+
+class Func:
+    """`@ti.func`: inlined at every call site."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.sig = inspect.signature(fn)
+        functools.update_wrapper(self, fn)
+        self._vkdiff_func = self
+
+    def __call__(self, *args, **kwargs):
+        from ..frontend.context import current
+        if current() is None:
+            raise VkdiffError(f'ti.func {self.fn.__name__} can only be called from a kernel or func')
+        raise VkdiffError('internal: func call not routed through the builder')
+
+    def inline(self, kernel_ir, args, kwargs):
+        bound = self.sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        from ..frontend.context import current
+        fb = FunctionBuilder(self.fn, kernel_ir, is_kernel=False)
+        fb.top_block = current().blocks[-1]
+        fb.top_index = len(fb.top_block.stmts)
+        for name, value in bound.arguments.items():
+            ann = self.sig.parameters[name].annotation
+            if isinstance(ann, Template) or ann is Template:
+                fb.scopes[0][name] = value
+                continue
+            if ann is not inspect.Parameter.empty and not isinstance(ann, str):
+                value = ops.cast(value, T.resolve(ann))
+            # pass by value: run-time scalars and matrices get a fresh local
+            if isinstance(value, Value) or _is_matrix(value):
+                fb.scopes[0][name] = new_local(value)
+            else:
+                fb.scopes[0][name] = value
+        body = _normalize_returns(fb.fdef.body)
+        try:
+            fb.build_body(body)
+        except _Return as r:
+            return r.value
+        if fb.result is not None:
+            return fb.result.load()
+        return None
+
+
+def _is_matrix(v):
+    from .matrix import Matrix
+    return isinstance(v, Matrix)
+
+
+def _normalize_returns(body):
+    """Return statements: allowed last in the body, or last in both branches of a final if/else;
+    `if c: return a` followed by more code becomes if/else. Others are a CompileError."""
+    import ast
+    body = list(body)
+    for i, s in enumerate(body):
+        if isinstance(s, ast.If) and _ends_with_return(s.body) and not s.orelse and i + 1 < len(body):
+            s.orelse = body[i + 1:]
+            body = body[:i + 1]
+            break
+    return body
+
+
+def _ends_with_return(stmts):
+    import ast
+    return bool(stmts) and isinstance(stmts[-1], ast.Return)
+
+
+def kernel(fn):
+    return Kernel(fn)
+
+
+def func(fn):
+    return Func(fn)

@@ -1,0 +1,56 @@
+"""API stage: the program state that `ti.init()` resets (runtime, fields, config, tape)."""
+import os
+
+from .. import types as T
+
+generation = 0
+fields = []
+_runtime = None
+config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': ()}
+tape = None  # the active Tape, if any
+fwd = None   # the active FwdMode, if any
+
+
+class Root:
+    pass
+
+
+def runtime():
+    global _runtime
+    if _runtime is None:
+        from ..runtime.program import Runtime
+        _runtime = Runtime(config['device'], config['disable_features'])
+    return _runtime
+
+
+def has_runtime():
+    return _runtime is not None
+
+
+def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0, debug=False,
+         disable_features=(), **kwargs):
+    """Reset everything: fields die, kernels recompile. `arch` is accepted for Taichi
+    compatibility; vkdiff has one backend, Vulkan."""
+    global generation, _runtime, tape, fwd
+    reset()
+    T.Defaults.fp = T.resolve(default_fp) if default_fp is not None else T.f32
+    T.Defaults.ip = T.resolve(default_ip) if default_ip is not None else T.i32
+    config.update(random_seed=int(random_seed), debug=bool(debug),
+                  disable_features=tuple(disable_features))
+    if device is not None:
+        config['device'] = int(device)
+    elif 'VKDIFF_DEVICE' in os.environ:
+        config['device'] = int(os.environ['VKDIFF_DEVICE'])
+    runtime()
+
+
+def reset():
+    global generation, _runtime, tape, fwd
+    generation += 1
+    for f in fields:
+        f._storage = None
+    fields.clear()
+    tape = fwd = None
+    if _runtime is not None:
+        rt, _runtime = _runtime, None
+        rt.close()

@@ -1,0 +1,160 @@
+"""Pass: split a kernel body into tasks, each one compute dispatch. Every top-level `parfor` is a
+parallel task; each run of other top-level statements is a serial task (one invocation). Pure
+values a task needs from elsewhere are cloned into it; locals shared between tasks become 0-D
+global temporaries (fields), so a kernel may mix loops and serial code freely."""
+from .. import ir
+from .simplify import simplify
+
+
+class Task:
+    def __init__(self, kind, body, name):
+        self.kind = kind          # 'parallel' | 'serial'
+        self.body = body          # Block; for 'parallel' it holds one parfor statement
+        self.name = name
+
+    @property
+    def loop(self):
+        return self.body.stmts[-1] if self.kind == 'parallel' else None
+
+    def accesses(self):
+        """(fields read, fields written) by this task."""
+        reads, writes = [], []
+        for s in ir.walk(self.body):
+            f = s.attrs.get('field')
+            if f is None:
+                continue
+            if s.op == 'gload' or s.op == 'atomic':
+                if f not in reads:
+                    reads.append(f)
+            if s.op in ('gstore', 'atomic'):
+                if f not in writes:
+                    writes.append(f)
+        return reads, writes
+
+    def fields(self):
+        r, w = self.accesses()
+        return r + [f for f in w if f not in r]
+
+    def ir(self):
+        return f'task {self.name} ({self.kind}):\n' + ir.format_ir(self.body)
+
+
+_SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor'}
+
+
+def _owner_task(stmt, top_index):
+    """Index of the top-level statement containing stmt."""
+    s = stmt
+    while s.parent is not None and s.parent.owner is not None:
+        s = s.parent.owner
+    return top_index.get(s)
+
+
+def promote_shared_locals(body, kernel_name):
+    """Locals declared at kernel top level and used by statements of different tasks become
+    0-D fields."""
+    from ..lang.field import Field
+    groups = _group(body)
+    group_of = {}
+    for g, stmts in enumerate(groups):
+        for s in stmts:
+            group_of[s] = g
+    top_index = {s: group_of[s] for s in body.stmts}
+    users = {}
+    for s in ir.walk(body):
+        if s.op in ('load', 'store'):
+            users.setdefault(s.args[0], set()).add(_owner_task(s, top_index))
+    promoted = 0
+    for a in [s for s in body.stmts if s.op == 'alloca']:
+        if len(users.get(a, ())) <= 1:
+            continue
+        f = Field(a.dtype, (), name=f'{kernel_name}.local{promoted}')
+        f.is_temporary = True
+        promoted += 1
+        for s in list(ir.walk(body)):
+            if s.op == 'load' and s.args[0] is a:
+                s.op, s.args, s.attrs = 'gload', [], {'field': f, 'comp': 0}
+            elif s.op == 'store' and s.args[0] is a:
+                s.op, s.args, s.attrs = 'gstore', [s.args[1]], {'field': f, 'comp': 0}
+        body.stmts.remove(a)
+
+
+def _group(body):
+    """Top-level statements grouped into tasks, in order."""
+    groups, run = [], []
+    for s in body.stmts:
+        if s.op == 'parfor':
+            if run:
+                groups.append(run)
+                run = []
+            groups.append([s])
+        else:
+            run.append(s)
+    if run:
+        groups.append(run)
+    return groups
+
+
+def _needs(stmts):
+    """Statements referenced by `stmts` (recursively) but defined outside them."""
+    inside = set()
+    for s in stmts:
+        inside.add(s)
+        for b in s.blocks:
+            inside.update(ir.walk(b))
+    need = []
+    for s in stmts:
+        for t in [s, *[x for b in s.blocks for x in ir.walk(b)]]:
+            for a in t.args:
+                if a not in inside and a not in need:
+                    need.append(a)
+    return need
+
+
+def _clone_pure_closure(roots, defined_at_top):
+    """Clones of the pure statements `roots` depend on, in dependency order."""
+    order, seen = [], set()
+
+    def visit(s):
+        if s in seen:
+            return
+        seen.add(s)
+        for a in s.args:
+            visit(a)
+        order.append(s)
+    for r in roots:
+        visit(r)
+    mapping = {}
+    out = []
+    for s in order:
+        if s.op not in ir.PURE and s.op != 'gload':
+            raise ir_error(s)
+        c = ir.clone_stmt(s, mapping)
+        out.append(c)
+    return out, mapping
+
+
+def ir_error(s):
+    from ..errors import CompileError, located
+    return located(CompileError, f'internal: value {s.op} cannot cross task boundaries', s.loc)
+
+
+def split_tasks(body, kernel_name):
+    simplify(body)
+    promote_shared_locals(body, kernel_name)
+    tasks = []
+    for g, stmts in enumerate(_group(body)):
+        is_par = stmts[0].op == 'parfor'
+        if not is_par and not any(s.op in _SIDE_EFFECTS or s.op == 'gstore' for s in stmts):
+            continue  # only pure values: cloned where they are needed
+        need = _needs(stmts)
+        prologue, mapping = _clone_pure_closure(need, None)
+        tb = ir.Block(prologue)
+        for s in stmts:
+            s.parent = None
+            tb.append(s)
+        for s in ir.walk(tb):
+            s.args = [mapping.get(a, a) for a in s.args]
+        simplify(tb)
+        tasks.append(Task('parallel' if is_par else 'serial', tb, f'{kernel_name}_t{len(tasks)}'))
+    return tasks

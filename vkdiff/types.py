@@ -1,0 +1,123 @@
+"""Data types shared by every stage: scalar dtypes (f32, f64, i32, u32, i64, u1) and their promotion rules."""
+import numpy as np
+
+
+class DataType:
+    """A scalar type. `u1` is the internal boolean produced by comparisons."""
+
+    def __init__(self, name, kind, bits, np_dtype):
+        self.name = name
+        self.kind = kind  # 'f', 'i' (signed int), 'u' (unsigned int), 'b' (bool)
+        self.bits = bits
+        self.np = np.dtype(np_dtype) if np_dtype else None
+
+    is_float = property(lambda self: self.kind == 'f')
+    is_int = property(lambda self: self.kind in 'iu')
+    is_signed = property(lambda self: self.kind == 'i')
+    is_bool = property(lambda self: self.kind == 'b')
+    nbytes = property(lambda self: max(self.bits // 8, 1))
+
+    def __repr__(self):
+        return self.name
+
+    def __call__(self, value):
+        """`ti.f32(1)` in Python scope converts a number, as in Taichi."""
+        from .frontend import ops
+        return ops.cast(value, self)
+
+    def __reduce__(self):
+        return (_lookup, (self.name,))
+
+
+f16 = None  # not supported; kept so `ti.f16` gives a clear AttributeError-free None check
+f32 = DataType('f32', 'f', 32, 'float32')
+f64 = DataType('f64', 'f', 64, 'float64')
+i32 = DataType('i32', 'i', 32, 'int32')
+u32 = DataType('u32', 'u', 32, 'uint32')
+i64 = DataType('i64', 'i', 64, 'int64')
+u64 = DataType('u64', 'u', 64, 'uint64')
+u1 = DataType('u1', 'b', 1, 'bool')
+float32, float64, int32, uint32, int64, uint64 = f32, f64, i32, u32, i64, u64
+
+ALL = {t.name: t for t in (f32, f64, i32, u32, i64, u64, u1)}
+
+
+def _lookup(name):
+    return ALL[name]
+
+
+class Defaults:
+    """Default float and int types; `init(default_fp=..., default_ip=...)` changes them."""
+    fp = f32
+    ip = i32
+
+
+def resolve(dtype):
+    """Map what a user may write (`float`, `int`, `ti.f32`, numpy dtypes, strings) to a DataType."""
+    if isinstance(dtype, DataType):
+        return dtype
+    if dtype is float:
+        return Defaults.fp
+    if dtype is int:
+        return Defaults.ip
+    if dtype is bool:
+        return i32
+    if isinstance(dtype, str) and dtype in ALL:
+        return ALL[dtype]
+    try:
+        npd = np.dtype(dtype)
+    except TypeError:
+        npd = None
+    if npd is not None:
+        for t in ALL.values():
+            if t.np == npd and t is not u1:
+                return t
+    raise TypeError(f"unsupported data type {dtype!r}; use one of f32, f64, i32, u32, i64")
+
+
+def promote(a, b):
+    """Binary-op result type (Taichi's rules): float beats int, wider beats narrower, signed int with
+    unsigned of the same width gives the unsigned one; bool acts as i32."""
+    if a is u1:
+        a = i32
+    if b is u1:
+        b = i32
+    if a is b:
+        return a
+    if a.is_float or b.is_float:
+        if a.is_float and b.is_float:
+            return a if a.bits >= b.bits else b
+        return a if a.is_float else b
+    if a.bits != b.bits:
+        return a if a.bits > b.bits else b
+    return a if a.kind == 'u' else b
+
+
+def literal_type(value):
+    """The type a Python literal takes when it stands alone."""
+    if isinstance(value, bool):
+        return i32
+    if isinstance(value, int):
+        return Defaults.ip
+    if isinstance(value, float):
+        return Defaults.fp
+    raise TypeError(f"not a number: {value!r}")
+
+
+# `ti.types.*` names that Taichi programs use in annotations
+def template():
+    from .lang.kernel import Template
+    return Template()
+
+
+def ndarray(*args, **kwargs):
+    from .errors import CompileError
+    raise CompileError('ndarray arguments are not supported by vkdiff; use fields')
+
+
+def vector(n, dtype):
+    from .errors import CompileError
+    raise CompileError('ti.types.vector kernel arguments are not supported; pass scalars')
+
+
+matrix = vector
