@@ -1,0 +1,619 @@
+// vkdiff.runtime._vkrt: vkdiff's narrow Vulkan runtime, a pybind11 module on
+// Kompute's (kp 0.9.0) C++ API.
+//
+// Why it exists: kp's Python API creates its VkDevice with no optional
+// features (no float atomics, Float64, Int64), so shaders using them break
+// VUID-RuntimeSpirv-None-06280, and it records no compute->compute barrier
+// between dispatches, so dependent dispatches are SYNC-HAZARDs. Here we create
+// the VkInstance and VkDevice ourselves, with every optional feature the device
+// offers, hand them to kp::Manager, and record exactly the barriers the Python
+// layer asks for (Batch.barrier), plus one to the host at the end of a submit.
+//
+// Python objects: Device (holds a Ctx: instance, device, queue, kp::Manager),
+// Buffer (kp::Tensor eDevice: device-local buffer + mapped host-visible
+// staging), Algorithm (kp::Algorithm: pipeline + descriptor set), Batch
+// (kp::Sequence). Every object holds the Ctx, so the VkDevice outlives them;
+// Device.close() tears everything down at once.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <kompute/Manager.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+namespace py = pybind11;
+
+namespace {
+
+const char* const kNoDevice =
+  "no Vulkan device found: install a Vulkan driver, e.g. `apt-get install "
+  "mesa-vulkan-drivers` for the CPU driver lavapipe";
+const std::vector<std::string> kFeatureNames = {
+    "float32_atomic_add", "float32_atomic_minmax", "float64", "int64",
+    "float64_atomic_add", "int64_atomics", "subgroup_basic", "subgroup_vote",
+    "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle"};
+
+[[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
+
+void check(VkResult r, const char* what)
+{
+    if (r != VK_SUCCESS)
+        fail(std::string(what) + " failed: " + vk::to_string(vk::Result(r)));
+}
+
+std::string version_string(uint32_t v)
+{
+    return std::to_string(VK_API_VERSION_MAJOR(v)) + "." +
+           std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+           std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+// The process's VkInstance, shared by all Devices (and list_devices) alive at
+// once, at the highest API version the loader offers up to 1.3 (1.1 at least).
+// Shared because the validation layer reads its settings once per process and
+// opens its log file with mode "w" in every new instance: two live instances
+// would overwrite each other's log.
+struct Instance {
+    VkInstance handle = VK_NULL_HANDLE;
+    uint32_t api = 0;
+    ~Instance() { vkDestroyInstance(handle, nullptr); }
+};
+std::weak_ptr<Instance> g_instance;  // guarded by the GIL
+
+std::shared_ptr<Instance> shared_instance()
+{
+    if (auto inst = g_instance.lock()) return inst;
+    uint32_t api = VK_API_VERSION_1_0;
+    if (vkEnumerateInstanceVersion(&api) != VK_SUCCESS || api < VK_API_VERSION_1_1)
+        fail("the Vulkan loader offers only Vulkan " + version_string(api) +
+             "; vkdiff needs 1.1 or newer");
+    api = std::min<uint32_t>(api, VK_API_VERSION_1_3);
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = app.pEngineName = "vkdiff";
+    app.apiVersion = api;
+    VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ci.pApplicationInfo = &app;
+    auto inst = std::make_shared<Instance>();
+    VkResult r = vkCreateInstance(&ci, nullptr, &inst->handle);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER) fail(kNoDevice);
+    if (r == VK_ERROR_LAYER_NOT_PRESENT)
+        fail("a Vulkan layer named in VK_INSTANCE_LAYERS is not installed (for "
+             "validation: `apt-get install vulkan-validationlayers`)");
+    check(r, "vkCreateInstance");
+    inst->api = api;
+    g_instance = inst;
+    return inst;
+}
+
+std::vector<VkPhysicalDevice> physical_devices(VkInstance inst)
+{
+    uint32_t n = 0;
+    check(vkEnumeratePhysicalDevices(inst, &n, nullptr), "vkEnumeratePhysicalDevices");
+    std::vector<VkPhysicalDevice> devs(n);
+    check(vkEnumeratePhysicalDevices(inst, &n, devs.data()), "vkEnumeratePhysicalDevices");
+    devs.resize(n);
+    return devs;
+}
+
+// Ops recorded into a kp::Sequence. Unlike kp's own ops they add no barriers.
+struct OpCopy : kp::OpBase {
+    std::shared_ptr<kp::Tensor> t;
+    bool to_device;
+    OpCopy(std::shared_ptr<kp::Tensor> t, bool to_device) : t(std::move(t)), to_device(to_device) {}
+    void record(const vk::CommandBuffer& cb) override
+    {
+        if (to_device) t->recordCopyFromStagingToDevice(cb);
+        else t->recordCopyFromDeviceToStaging(cb);
+    }
+    void preEval(const vk::CommandBuffer&) override {}
+    void postEval(const vk::CommandBuffer&) override {}
+};
+
+struct OpBarrier : kp::OpBase {
+    vk::PipelineStageFlags src_stage, dst_stage;
+    vk::MemoryBarrier barrier;
+    OpBarrier(vk::PipelineStageFlags ss, vk::AccessFlags sa, vk::PipelineStageFlags ds, vk::AccessFlags da)
+      : src_stage(ss), dst_stage(ds), barrier(sa, da) {}
+    void record(const vk::CommandBuffer& cb) override
+    {
+        cb.pipelineBarrier(src_stage, dst_stage, {}, barrier, nullptr, nullptr);
+    }
+    void preEval(const vk::CommandBuffer&) override {}
+    void postEval(const vk::CommandBuffer&) override {}
+};
+
+struct OpDispatch : kp::OpBase {
+    std::shared_ptr<kp::Algorithm> algo;  // kept alive until the submit is done
+    bool bind = true;
+    uint32_t groups_x = 1;
+    const void* push = nullptr;  // only valid during record()
+    uint32_t push_bytes = 0;
+    void record(const vk::CommandBuffer& cb) override
+    {
+        if (bind) algo->recordBindCore(cb);
+        if (push_bytes) {
+            algo->setPushConstants(const_cast<void*>(push), push_bytes / 4, 4);
+            algo->recordBindPush(cb);
+        }
+        cb.dispatch(groups_x, 1, 1);
+        push = nullptr;
+    }
+    void preEval(const vk::CommandBuffer&) override {}
+    void postEval(const vk::CommandBuffer&) override {}
+};
+
+using Stage = vk::PipelineStageFlagBits;
+using Access = vk::AccessFlagBits;
+
+// Everything one Device owns; shared by every object made from it.
+struct Ctx {
+    std::shared_ptr<Instance> owner;  // keeps the shared VkInstance alive
+    std::shared_ptr<vk::Instance> instance;
+    std::shared_ptr<vk::PhysicalDevice> phys;
+    std::shared_ptr<vk::Device> device;
+    std::shared_ptr<vk::Queue> queue;
+    uint32_t family = 0;
+    std::shared_ptr<kp::Manager> mgr;
+    VkPhysicalDeviceLimits limits{};
+    VkDeviceSize max_alloc = 0;
+    std::mutex queue_mutex;  // vkQueueSubmit needs external synchronisation
+    bool closed = false;
+    std::vector<std::weak_ptr<kp::Tensor>> tensors;
+    std::vector<std::weak_ptr<kp::Algorithm>> algos;
+    std::vector<std::weak_ptr<kp::Sequence>> seqs;
+    std::shared_ptr<kp::Tensor> dummy;  // bound to kernels that take no buffer
+    std::shared_ptr<OpBarrier> barrier = std::make_shared<OpBarrier>(
+      Stage::eComputeShader | Stage::eTransfer, Access::eShaderWrite | Access::eTransferWrite,
+      Stage::eComputeShader | Stage::eTransfer,
+      Access::eShaderRead | Access::eShaderWrite | Access::eTransferRead | Access::eTransferWrite);
+    std::shared_ptr<OpBarrier> host_barrier = std::make_shared<OpBarrier>(
+      Stage::eComputeShader | Stage::eTransfer, Access::eShaderWrite | Access::eTransferWrite,
+      Stage::eHost, Access::eHostRead);
+
+    ~Ctx() { close(); }
+
+    void check_open() const
+    {
+        if (closed) fail("this vkdiff Device is closed");
+    }
+
+    template<class T>
+    void track(std::vector<std::weak_ptr<T>>& v, const std::shared_ptr<T>& p)
+    {
+        if (v.size() >= 64 && v.size() == v.capacity())
+            v.erase(std::remove_if(v.begin(), v.end(), [](auto& w) { return w.expired(); }), v.end());
+        v.push_back(p);
+    }
+
+    std::shared_ptr<kp::Sequence> sequence()
+    {
+        auto s = std::make_shared<kp::Sequence>(phys, device, queue, family);
+        track(seqs, s);
+        return s;
+    }
+
+    void run(kp::Sequence& seq)  // submit and wait; may run without the GIL
+    {
+        std::lock_guard<std::mutex> lock(queue_mutex);
+        seq.evalAsync();
+        seq.evalAwait();
+    }
+
+    std::shared_ptr<kp::Tensor> tensor(uint64_t nbytes)
+    {
+        uint64_t words = std::max<uint64_t>(1, (nbytes + 3) / 4);
+        if (words * 4 > max_alloc)
+            fail("cannot allocate a buffer of " + std::to_string(nbytes) +
+                 " bytes: the device's largest allocation is " + std::to_string(max_alloc));
+        std::vector<uint32_t> zeros(words, 0);
+        auto t = mgr->tensor(zeros.data(), uint32_t(words), 4, kp::Tensor::TensorDataTypes::eUnsignedInt);
+        track(tensors, t);
+        auto seq = sequence();  // zero the device-local side as well
+        seq->record(std::make_shared<OpCopy>(t, true));
+        seq->record(host_barrier);
+        run(*seq);
+        seq->destroy();
+        return t;
+    }
+
+    void close()
+    {
+        if (closed) return;
+        closed = true;
+        if (!device) return;
+        std::lock_guard<std::mutex> lock(queue_mutex);
+        vkDeviceWaitIdle(*device);
+        for (auto& w : seqs) if (auto s = w.lock()) s->destroy();
+        for (auto& w : algos) if (auto a = w.lock()) a->destroy();
+        for (auto& w : tensors) if (auto t = w.lock()) t->destroy();
+        mgr.reset();  // kp::Manager first: it was handed our device, it does not own it
+        vkDestroyDevice(*device, nullptr);
+        owner.reset();  // destroys the VkInstance if no other Device uses it
+    }
+};
+
+// Feature structs queried from the device, then (less what is disabled) enabled.
+struct Features {
+    vk::PhysicalDeviceFeatures2 f2;
+    vk::PhysicalDeviceVulkan11Features v11;
+    vk::PhysicalDeviceVulkan12Features v12;
+    vk::PhysicalDeviceVulkan13Features v13;
+    vk::PhysicalDeviceShaderAtomicInt64Features ai64;  // 1.1 devices only (in v12 otherwise)
+    vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT af;
+    vk::PhysicalDeviceShaderAtomicFloat2FeaturesEXT af2;
+    bool has_v12 = false, has_v13 = false, has_ai64 = false, has_af = false, has_af2 = false;
+
+    void link()
+    {
+        void** tail = &f2.pNext;
+        auto add = [&](bool on, auto& s) {
+            s.pNext = nullptr;
+            if (on) { *tail = &s; tail = &s.pNext; }
+        };
+        add(has_v12, v11);
+        add(has_v12, v12);
+        add(has_v13, v13);
+        add(has_ai64, ai64);
+        add(has_af, af);
+        add(has_af2, af2);
+    }
+    vk::Bool32& int64_atomics() { return has_v12 ? v12.shaderBufferInt64Atomics : ai64.shaderBufferInt64Atomics; }
+    vk::Bool32& int64_shared_atomics() { return has_v12 ? v12.shaderSharedInt64Atomics : ai64.shaderSharedInt64Atomics; }
+};
+
+struct PyDevice;
+
+struct PyBuffer {
+    std::shared_ptr<Ctx> ctx;  // declared first: destroyed last
+    std::shared_ptr<kp::Tensor> t;
+    uint64_t nbytes = 0;
+};
+
+struct PyAlgorithm {
+    std::shared_ptr<Ctx> ctx;
+    std::shared_ptr<kp::Algorithm> algo;
+    uint32_t push_bytes = 0;  // as declared by the caller (0 allowed)
+};
+
+struct PyBatch {
+    std::shared_ptr<Ctx> ctx;
+    std::shared_ptr<kp::Sequence> seq;  // created on first record after a submit
+    const kp::Algorithm* bound = nullptr;  // pipeline bound last in this command buffer
+    size_t pending = 0;
+    bool busy = false;  // a submit is running without the GIL
+
+    kp::Sequence& recording()
+    {
+        ctx->check_open();
+        if (busy) fail("this Batch is being submitted by another thread");
+        if (!seq) seq = ctx->sequence();
+        return *seq;
+    }
+    void copy(PyBuffer& b, bool to_device)
+    {
+        if (b.ctx != ctx) fail("Buffer belongs to another Device");
+        recording().record(std::make_shared<OpCopy>(b.t, to_device));
+        pending++;
+    }
+    void dispatch(PyAlgorithm& a, long long groups_x, py::handle push)
+    {
+        if (a.ctx != ctx) fail("Algorithm belongs to another Device");
+        if (groups_x < 0 || groups_x > ctx->limits.maxComputeWorkGroupCount[0])
+            fail("groups_x=" + std::to_string(groups_x) + " is outside [0, " +
+                 std::to_string(ctx->limits.maxComputeWorkGroupCount[0]) + "]");
+        char* data = nullptr;
+        Py_ssize_t len = 0;
+        py::buffer_info info;
+        if (PyBytes_Check(push.ptr())) {
+            PyBytes_AsStringAndSize(push.ptr(), &data, &len);
+        } else {
+            info = py::reinterpret_borrow<py::buffer>(push).request();
+            data = static_cast<char*>(info.ptr);
+            len = info.size * info.itemsize;
+        }
+        if (uint64_t(len) != a.push_bytes)
+            fail("dispatch: push constants are " + std::to_string(len) +
+                 " bytes but the Algorithm was made for " + std::to_string(a.push_bytes));
+        kp::Sequence& s = recording();
+        auto op = std::make_shared<OpDispatch>();
+        op->algo = a.algo;
+        op->bind = bound != a.algo.get();
+        op->groups_x = uint32_t(groups_x);
+        op->push = data;
+        op->push_bytes = uint32_t(len);
+        s.record(op);
+        bound = a.algo.get();
+        pending++;
+    }
+    void barrier()
+    {
+        recording().record(ctx->barrier);
+        pending++;
+    }
+    void submit()
+    {
+        ctx->check_open();
+        if (busy) fail("this Batch is being submitted by another thread");
+        if (!seq || !pending) return;
+        std::shared_ptr<kp::Sequence> s = std::move(seq);
+        bound = nullptr;
+        pending = 0;
+        s->record(ctx->host_barrier);
+        busy = true;
+        try {
+            py::gil_scoped_release nogil;
+            ctx->run(*s);
+        } catch (...) {
+            busy = false;
+            s->destroy();
+            throw;
+        }
+        busy = false;
+        // kp's command pool lacks RESET_COMMAND_BUFFER, so a used command
+        // buffer cannot be begun again: the next record makes a new Sequence.
+        s->destroy();
+    }
+};
+
+struct PyDevice {
+    std::shared_ptr<Ctx> ctx;
+    std::string name, api_version;
+    uint32_t driver_version = 0, vendor_id = 0, subgroup_size = 0;
+    std::map<std::string, bool> features;
+    std::map<std::string, uint64_t> limits;
+
+    PyDevice(int index, const std::vector<std::string>& disable)
+    {
+        for (auto& d : disable)
+            if (std::find(kFeatureNames.begin(), kFeatureNames.end(), d) == kFeatureNames.end())
+                fail("Device(disable=...): unknown feature '" + d + "'");
+        auto off = [&](const char* n) { return std::find(disable.begin(), disable.end(), n) != disable.end(); };
+        if (const char* env = std::getenv("VKDIFF_DEVICE"); env && *env) {
+            char* end = nullptr;
+            index = int(std::strtol(env, &end, 10));
+            if (*end) fail(std::string("VKDIFF_DEVICE='") + env + "' is not a device index");
+        }
+        ctx = std::make_shared<Ctx>();
+        ctx->closed = true;  // until the VkDevice exists
+        ctx->owner = shared_instance();
+        ctx->instance = std::make_shared<vk::Instance>(ctx->owner->handle);
+        create(ctx->owner->handle, ctx->owner->api, index, off);
+    }
+
+    template<class Off>
+    void create(VkInstance inst, uint32_t inst_api, int index, Off off)
+    {
+        auto devs = physical_devices(inst);
+        if (devs.empty()) fail(kNoDevice);
+        if (index < 0 || size_t(index) >= devs.size())
+            fail("Vulkan device index " + std::to_string(index) + " out of range: " +
+                 std::to_string(devs.size()) + " device(s) found");
+        vk::PhysicalDevice pd(devs[index]);
+
+        vk::PhysicalDeviceSubgroupProperties sub;
+        vk::PhysicalDeviceMaintenance3Properties m3;
+        m3.pNext = &sub;
+        vk::PhysicalDeviceProperties2 props2;
+        props2.pNext = &m3;
+        pd.getProperties2(&props2);
+        const auto& props = props2.properties;
+        uint32_t api = std::min(inst_api, props.apiVersion);
+        if (api < VK_API_VERSION_1_1)
+            fail(std::string(props.deviceName.data()) + " supports only Vulkan " +
+                 version_string(props.apiVersion) + "; vkdiff needs 1.1");
+        name = props.deviceName.data();
+        api_version = version_string(props.apiVersion);
+        driver_version = props.driverVersion;
+        vendor_id = props.vendorID;
+        subgroup_size = sub.subgroupSize;
+        ctx->limits = props.limits;
+        ctx->max_alloc = m3.maxMemoryAllocationSize;
+
+        std::vector<const char*> exts;
+        auto offered = pd.enumerateDeviceExtensionProperties();
+        auto want = [&](const char* e) {
+            for (auto& p : offered)
+                if (std::strcmp(p.extensionName.data(), e) == 0) { exts.push_back(e); return true; }
+            return false;
+        };
+        Features f;
+        f.has_v12 = api >= VK_API_VERSION_1_2;
+        f.has_v13 = api >= VK_API_VERSION_1_3;
+        f.has_af = want(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+        f.has_af2 = f.has_af && want(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+        f.has_ai64 = want(VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME) && !f.has_v12;
+        f.link();
+        pd.getFeatures2(&f.f2);
+
+        // Enable all that is offered, except robustness (costly, unused), less `disable`.
+        auto& core = f.f2.features;
+        core.robustBufferAccess = false;
+        f.v13.robustImageAccess = false;
+        if (off("float32_atomic_add")) f.af.shaderBufferFloat32AtomicAdd = f.af.shaderSharedFloat32AtomicAdd = false;
+        if (off("float32_atomic_minmax")) f.af2.shaderBufferFloat32AtomicMinMax = f.af2.shaderSharedFloat32AtomicMinMax = false;
+        if (off("float64")) core.shaderFloat64 = false;
+        if (off("int64")) core.shaderInt64 = false;
+        if (off("float64_atomic_add") || !core.shaderFloat64)
+            f.af.shaderBufferFloat64AtomicAdd = f.af.shaderSharedFloat64AtomicAdd = false;
+        if (off("int64_atomics") || !core.shaderInt64) f.int64_atomics() = f.int64_shared_atomics() = false;
+
+        features["float32_atomic_add"] = f.has_af && f.af.shaderBufferFloat32AtomicAdd;
+        features["float32_atomic_minmax"] = f.has_af2 && f.af2.shaderBufferFloat32AtomicMinMax;
+        features["float64"] = core.shaderFloat64;
+        features["int64"] = core.shaderInt64;
+        features["float64_atomic_add"] = f.has_af && f.af.shaderBufferFloat64AtomicAdd;
+        features["int64_atomics"] = (f.has_v12 || f.has_ai64) && f.int64_atomics();
+        bool compute = bool(sub.supportedStages & vk::ShaderStageFlagBits::eCompute);
+        auto sg = [&](const char* n, vk::SubgroupFeatureFlagBits bit) {
+            features[n] = compute && !off(n) && bool(sub.supportedOperations & bit);
+        };
+        sg("subgroup_basic", vk::SubgroupFeatureFlagBits::eBasic);
+        sg("subgroup_vote", vk::SubgroupFeatureFlagBits::eVote);
+        sg("subgroup_arithmetic", vk::SubgroupFeatureFlagBits::eArithmetic);
+        sg("subgroup_ballot", vk::SubgroupFeatureFlagBits::eBallot);
+        sg("subgroup_shuffle", vk::SubgroupFeatureFlagBits::eShuffle);
+
+        auto families = pd.getQueueFamilyProperties();
+        uint32_t family = UINT32_MAX;
+        for (uint32_t i = 0; i < families.size() && family == UINT32_MAX; i++)
+            if (families[i].queueFlags & vk::QueueFlagBits::eCompute) family = i;
+        if (family == UINT32_MAX) fail(name + " has no compute queue");
+        float priority = 1.0f;
+        VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+        qci.queueFamilyIndex = family;
+        qci.queueCount = 1;
+        qci.pQueuePriorities = &priority;
+        f.link();
+        VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+        dci.pNext = &f.f2;
+        dci.queueCreateInfoCount = 1;
+        dci.pQueueCreateInfos = &qci;
+        dci.enabledExtensionCount = uint32_t(exts.size());
+        dci.ppEnabledExtensionNames = exts.data();
+        VkDevice dev = VK_NULL_HANDLE;
+        check(vkCreateDevice(pd, &dci, nullptr, &dev), "vkCreateDevice");
+        VkQueue q = VK_NULL_HANDLE;
+        vkGetDeviceQueue(dev, family, 0, &q);
+
+        ctx->phys = std::make_shared<vk::PhysicalDevice>(pd);
+        ctx->device = std::make_shared<vk::Device>(dev);
+        ctx->queue = std::make_shared<vk::Queue>(q);
+        ctx->family = family;
+        ctx->mgr = std::make_shared<kp::Manager>(ctx->instance, ctx->phys, ctx->device);
+        ctx->closed = false;
+
+        const auto& l = props.limits;
+        limits = {{"max_workgroup_count_x", l.maxComputeWorkGroupCount[0]},
+                  {"max_workgroup_size_x", l.maxComputeWorkGroupSize[0]},
+                  {"max_workgroup_invocations", l.maxComputeWorkGroupInvocations},
+                  {"max_storage_buffer_range", l.maxStorageBufferRange},
+                  {"max_push_constants_size", l.maxPushConstantsSize}};
+    }
+
+    std::shared_ptr<PyBuffer> buffer(long long nbytes)
+    {
+        ctx->check_open();
+        if (nbytes < 0) fail("buffer size must be >= 0");
+        auto b = std::make_shared<PyBuffer>();
+        b->ctx = ctx;
+        b->t = ctx->tensor(uint64_t(nbytes));
+        b->nbytes = uint64_t(nbytes);
+        return b;
+    }
+
+    std::shared_ptr<PyAlgorithm> algorithm(const std::vector<std::shared_ptr<PyBuffer>>& buffers,
+                                           const py::bytes& spirv, long long push_constant_bytes)
+    {
+        ctx->check_open();
+        std::string code = spirv;
+        if (code.size() < 20 || code.size() % 4 || *reinterpret_cast<const uint32_t*>(code.data()) != 0x07230203u)
+            fail("algorithm: spirv is not a little-endian SPIR-V binary module");
+        if (push_constant_bytes < 0 || push_constant_bytes % 4 ||
+            push_constant_bytes > ctx->limits.maxPushConstantsSize)
+            fail("algorithm: push_constant_bytes=" + std::to_string(push_constant_bytes) +
+                 " must be a multiple of 4 in [0, " + std::to_string(ctx->limits.maxPushConstantsSize) + "]");
+        std::vector<std::shared_ptr<kp::Tensor>> tensors;
+        for (auto& b : buffers) {
+            if (!b) fail("algorithm: buffers must not contain None");
+            if (b->ctx != ctx) fail("algorithm: a Buffer belongs to another Device");
+            if (b->t->memorySize() > ctx->limits.maxStorageBufferRange)
+                fail("algorithm: a buffer of " + std::to_string(b->t->memorySize()) +
+                     " bytes exceeds maxStorageBufferRange " + std::to_string(ctx->limits.maxStorageBufferRange));
+            tensors.push_back(b->t);
+        }
+        if (tensors.empty()) {  // kp needs a descriptor; the shader ignores this one
+            if (!ctx->dummy) ctx->dummy = ctx->tensor(4);
+            tensors.push_back(ctx->dummy);
+        }
+        std::vector<uint32_t> words(code.size() / 4);
+        std::memcpy(words.data(), code.data(), code.size());
+        std::vector<uint32_t> push(std::max<long long>(push_constant_bytes, 4) / 4, 0);
+        auto a = std::make_shared<PyAlgorithm>();
+        a->ctx = ctx;
+        a->algo = ctx->mgr->algorithm<uint32_t, uint32_t>(tensors, words, {1, 1, 1}, {}, push);
+        a->push_bytes = uint32_t(push_constant_bytes);
+        ctx->track(ctx->algos, a->algo);
+        return a;
+    }
+};
+
+std::vector<std::string> list_devices()
+{
+    std::shared_ptr<Instance> inst;
+    try {
+        inst = shared_instance();
+    } catch (const std::runtime_error& e) {
+        if (std::string(e.what()) == kNoDevice) return {};
+        throw;
+    }
+    std::vector<std::string> names;
+    for (VkPhysicalDevice d : physical_devices(inst->handle)) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(d, &p);
+        names.push_back(p.deviceName);
+    }
+    return names;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_vkrt, m)
+{
+    m.doc() = "vkdiff's Vulkan runtime: devices with all optional features, "
+              "buffers, pipelines, and batches with explicit barriers (on Kompute).";
+    // Vulkan errors from vulkan.hpp are std::system_error: make them RuntimeError too.
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const vk::SystemError& e) {
+            PyErr_SetString(PyExc_RuntimeError, (std::string("Vulkan error: ") + e.what()).c_str());
+        }
+    });
+    m.def("list_devices", &list_devices, "Names of the Vulkan physical devices, in index order.");
+
+    py::class_<PyBuffer, std::shared_ptr<PyBuffer>>(m, "Buffer")
+      .def_readonly("nbytes", &PyBuffer::nbytes)
+      .def_property_readonly("host", [](py::object self) {
+          auto& b = self.cast<PyBuffer&>();
+          b.ctx->check_open();
+          return py::array_t<uint8_t>({py::ssize_t(b.nbytes)}, {py::ssize_t(1)},
+                                      static_cast<uint8_t*>(b.t->rawData()), self);
+      }, "1-D uint8 view of the mapped staging memory (zero-copy; keeps the Buffer alive).")
+      .def("__repr__", [](const PyBuffer& b) { return "<vkdiff Buffer " + std::to_string(b.nbytes) + " bytes>"; });
+
+    py::class_<PyAlgorithm, std::shared_ptr<PyAlgorithm>>(m, "Algorithm");
+
+    py::class_<PyBatch, std::shared_ptr<PyBatch>>(m, "Batch")
+      .def("upload", [](PyBatch& s, PyBuffer& b) { s.copy(b, true); }, py::arg("buf"))
+      .def("download", [](PyBatch& s, PyBuffer& b) { s.copy(b, false); }, py::arg("buf"))
+      .def("dispatch", &PyBatch::dispatch, py::arg("algo"), py::arg("groups_x"), py::arg("push"))
+      .def("barrier", &PyBatch::barrier)
+      .def("submit", &PyBatch::submit)
+      .def_readonly("pending", &PyBatch::pending);
+
+    py::class_<PyDevice>(m, "Device")
+      .def(py::init<int, const std::vector<std::string>&>(), py::arg("index") = 0,
+           py::arg("disable") = std::vector<std::string>{})
+      .def_readonly("name", &PyDevice::name)
+      .def_readonly("api_version", &PyDevice::api_version)
+      .def_readonly("driver_version", &PyDevice::driver_version)
+      .def_readonly("vendor_id", &PyDevice::vendor_id)
+      .def_readonly("subgroup_size", &PyDevice::subgroup_size)
+      .def_readonly("features", &PyDevice::features)
+      .def_readonly("limits", &PyDevice::limits)
+      .def("buffer", &PyDevice::buffer, py::arg("nbytes"))
+      .def("algorithm", &PyDevice::algorithm, py::arg("buffers"), py::arg("spirv"),
+           py::arg("push_constant_bytes"))
+      .def("batch", [](PyDevice& d) {
+          d.ctx->check_open();
+          auto b = std::make_shared<PyBatch>();
+          b->ctx = d.ctx;
+          return b;
+      })
+      .def("close", [](PyDevice& d) { d.ctx->close(); })
+      .def("__repr__", [](const PyDevice& d) { return "<vkdiff Device '" + d.name + "' Vulkan " + d.api_version + ">"; });
+}
