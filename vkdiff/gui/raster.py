@@ -24,6 +24,8 @@ import numpy as np
 U32 = np.dtype("<u4")
 # Candidate pixels processed per vectorised batch (bounds temporary memory).
 _BUDGET = 1 << 20
+# Circles with a candidate box wider than this are drawn one by one, clipped.
+_BIG = 64
 
 
 def pack_colors(color):
@@ -179,7 +181,7 @@ class Canvas:
         r = np.broadcast_to(np.asarray(radius, dtype=np.float32), (n,))
         col = np.asarray(color, dtype=U32)
         per_color = col.ndim > 0
-        keep = ((r > 0) & (cx + r >= 0) & (cx - r <= self.width - 1)
+        keep = ((r > 0) & np.isfinite(r) & (cx + r >= 0) & (cx - r <= self.width - 1)
                 & (cy + r >= 0) & (cy - r <= self.height - 1))
         if not keep.all():
             cx, cy, r = cx[keep], cy[keep], r[keep]
@@ -187,16 +189,28 @@ class Canvas:
                 col = col[keep]
         if cx.size == 0:
             return
-        box = (np.floor(2.0 * r) + 1).astype(np.int64)
-        for s, e in _chunks(box * box):
+        # Circles share a b x b candidate box per radius class; big ones (whose
+        # box would be mostly off-frame) get their own box clipped to the frame.
+        box = np.minimum(np.floor(2.0 * r) + 1, _BIG + 1).astype(np.int64)
+        big = box > _BIG
+        cost = box * box
+        if big.any():
+            cost[big] = self.width * self.height
+        for s, e in _chunks(cost):
             bs = box[s:e]
             classes = [bs[0]] if bs.min() == bs.max() else np.unique(bs)
             parts = []
             for b in classes:
                 sel = slice(None) if len(classes) == 1 else np.nonzero(bs == b)[0]
-                ids = np.arange(s, e)[sel] if len(classes) > 1 else None
-                parts.append(self._circle_class(cx[s:e][sel], cy[s:e][sel], r[s:e][sel],
-                                                col[s:e][sel] if per_color else col, int(b), ids))
+                ids = np.arange(s, e)[sel] if len(classes) > 1 or b > _BIG else None
+                ccol = col[s:e][sel] if per_color else col
+                if b > _BIG:
+                    for j, i in enumerate(ids):
+                        parts.append(self._big_circle(cx[i], cy[i], r[i],
+                                                      ccol[j:j + 1] if per_color else col, ids[j:j + 1]))
+                else:
+                    parts.append(self._circle_class(cx[s:e][sel], cy[s:e][sel], r[s:e][sel],
+                                                    ccol, int(b), ids))
             self._apply(parts, per_color)
 
     def _circle_class(self, cx, cy, r, col, b, ids):
@@ -237,6 +251,20 @@ class Canvas:
         edge = ~solid
         alpha = (rs if uniform else rs[edge]) - np.sqrt(d2s[edge])
         return self._part(idx, solid, edge, np.clip(alpha, 0.0, 1.0), col, owner, ids)
+
+    def _big_circle(self, cx, cy, r, col, ids):
+        """Candidates of one large circle: its bounding box clipped to the frame."""
+        xs = np.arange(max(np.ceil(cx - r), 0), min(np.floor(cx + r), self.width - 1) + 1)
+        ys = np.arange(max(np.ceil(cy - r), 0), min(np.floor(cy + r), self.height - 1) + 1)
+        d2 = ((ys - cy)[:, None] ** 2 + ((xs - cx) ** 2)[None, :]).reshape(-1)
+        sel = np.flatnonzero(d2 < r * r)
+        iy, ix = np.divmod(sel, max(len(xs), 1))
+        idx = (ys[iy] * self.width + xs[ix]).astype(np.int64)
+        d2s = d2[sel]
+        solid = d2s <= (r - 1.0) ** 2
+        edge = ~solid
+        alpha = np.clip(r - np.sqrt(d2s[edge]), 0.0, 1.0)
+        return self._part(idx, solid, edge, alpha, col, np.zeros(sel.size, np.int64), ids)
 
     @staticmethod
     def _part(idx, solid, edge, alpha, col, owner, ids):
@@ -284,6 +312,11 @@ class Canvas:
         per_color = col.ndim > 0
         if n == 0:
             return
+        # Non-finite segments draw nothing; huge ones are clipped to the frame below.
+        ok = np.isfinite(ax) & np.isfinite(ay) & np.isfinite(bx) & np.isfinite(by) & np.isfinite(r)
+        if not ok.all():
+            r = np.where(ok, r, 0.0)
+            ax, ay, bx, by = (np.where(ok, v, 0.0) for v in (ax, ay, bx, by))
         # Major axis u (x when the segment is flatter than 45 degrees), minor v.
         swap = np.abs(by - ay) > np.abs(bx - ax)
         au, av = np.where(swap, ay, ax), np.where(swap, ax, ay)
@@ -295,8 +328,8 @@ class Canvas:
         slope = np.divide(dv, du, out=np.zeros_like(du), where=du > 0)
         half = r * np.sqrt(1.0 + slope * slope)  # minor-axis reach of the capsule
         umax = np.where(swap, self.height, self.width) - 1
-        u0 = np.maximum(np.ceil(au - r), 0).astype(np.int64)
-        u1 = np.minimum(np.floor(bu + r), umax).astype(np.int64)
+        u0 = np.clip(np.ceil(au - r), 0, umax + 1).astype(np.int64)
+        u1 = np.clip(np.floor(bu + r), -1, umax).astype(np.int64)
         count = np.maximum(u1 - u0 + 1, 0)
         count[r <= 0] = 0
         b = int(np.floor(2.0 * half.max())) + 1 if n else 1
@@ -308,7 +341,7 @@ class Canvas:
             m = (u0[seg] + off).astype(np.float64)  # major coordinate of samples
             t = np.clip(np.divide(m - au[seg], du[seg], out=np.zeros_like(m), where=du[seg] > 0), 0, 1)
             c = av[seg] + t * dv[seg]  # minor centre at this sample
-            v0 = np.ceil(c - half[seg])
+            v0 = np.clip(np.ceil(c - half[seg]), -b - 1, max(self.width, self.height) + 1)
             v = v0[:, None] + np.arange(b)  # (S, b) candidate minor coordinates
             pu = (m - au[seg])[:, None]
             pv = v - av[seg][:, None]
@@ -347,10 +380,13 @@ class Canvas:
             return
         ys = np.stack([a[:, 1], b[:, 1], c[:, 1]], 1)
         xs = np.stack([a[:, 0], b[:, 0], c[:, 0]], 1)
-        j0 = np.maximum(np.floor(ys.min(1)), 0).astype(np.int64)
-        j1 = np.minimum(np.ceil(ys.max(1)) - 1, self.height - 1).astype(np.int64)
-        i_lo = np.maximum(np.floor(xs.min(1)), 0)
-        i_hi = np.minimum(np.ceil(xs.max(1)) - 1, self.width - 1)
+        bad = ~(np.isfinite(xs).all(1) & np.isfinite(ys).all(1))
+        if bad.any():  # non-finite triangles become empty
+            xs, ys = np.where(bad[:, None], 0.0, xs), np.where(bad[:, None], -1.0, ys)
+        j0 = np.clip(np.floor(ys.min(1)), 0, self.height).astype(np.int64)
+        j1 = np.clip(np.ceil(ys.max(1)) - 1, -1, self.height - 1).astype(np.int64)
+        i_lo = np.clip(np.floor(xs.min(1)), 0, self.width)
+        i_hi = np.clip(np.ceil(xs.max(1)) - 1, -1, self.width - 1)
         rows = np.maximum(j1 - j0 + 1, 0)
         tri, off = _ramp_indices(rows)
         if tri.size == 0:

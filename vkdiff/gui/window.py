@@ -193,6 +193,8 @@ class Window:
     def poll(self):
         if self._win is not None:
             _glfw.poll_events()
+            if not self.should_close and _glfw.window_should_close(self._win):
+                self._closing(self._win)  # closed without the callback firing
 
     # ---------------------------------------------------------------- drawing
     def _draw(self, rgba=None):
