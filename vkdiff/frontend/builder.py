@@ -394,6 +394,9 @@ class FunctionBuilder:
         if op == 'matmul':
             target.store(target.load() @ value)
             return
+        if op in ATOMIC_AUG and isinstance(target, (LocalVar, MatrixLValue)):
+            target.augment(op, value)  # atomic if the local turns out to be shared by tasks
+            return
         target.store(ops.binary(op, target.load(), value))
 
     def build_If(self, node):

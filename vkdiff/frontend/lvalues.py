@@ -27,6 +27,11 @@ class LocalVar:
         self.store(ops.binary(fn, old, value))
         return old
 
+    def augment(self, fn, value):
+        """`v op= value`: a load-op-store marked so that task splitting can make it atomic."""
+        emit('store', None, [self.stmt, ops.as_value(ops.binary(fn, self.load(), value), self.dtype)],
+             attrs={'aug': fn})
+
 
 class FieldElem:
     """One scalar component of a field element: `x[i, j]` or `v[i][c]`."""
@@ -83,6 +88,10 @@ class MatrixLValue:
 
     def atomic(self, fn, value):
         return self._wrap([e.atomic(fn, v) for e, v in zip(self.entries, self._values(value))])
+
+    def augment(self, fn, value):
+        for e, v in zip(self.entries, self._values(value)):
+            e.augment(fn, v) if isinstance(e, LocalVar) else e.atomic(fn, v)
 
     def entry(self, key):
         from ..lang.matrix import _static_index

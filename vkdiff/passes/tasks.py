@@ -71,12 +71,26 @@ def promote_shared_locals(body, kernel_name):
         f = Field(a.dtype, (), name=f'{kernel_name}.local{promoted}')
         f.is_temporary = True
         promoted += 1
-        for s in list(ir.walk(body)):
+        stmts = list(ir.walk(body))
+        for s in stmts:
+            if s.op == 'store' and s.args[0] is a:
+                _shared_store(s, a, f)
+        for s in stmts:
             if s.op == 'load' and s.args[0] is a:
                 s.op, s.args, s.attrs = 'gload', [], {'field': f, 'comp': 0}
-            elif s.op == 'store' and s.args[0] is a:
-                s.op, s.args, s.attrs = 'gstore', [s.args[1]], {'field': f, 'comp': 0}
         body.stmts.remove(a)
+
+
+def _shared_store(s, var, f):
+    """A store into a promoted local. `v += x` inside a parallel loop becomes an atomic add."""
+    val = s.args[1]
+    fn = s.attrs.get('aug')
+    if fn and ir.enclosing(s, ('parfor',)) is not None and val.op == fn and \
+            val.args[0].op == 'load' and val.args[0].args[0] is var:
+        s.op, s.dtype, s.args, s.attrs = 'atomic', var.dtype, [val.args[1]], {
+            'field': f, 'comp': 0, 'fn': fn}
+    else:
+        s.op, s.args, s.attrs = 'gstore', [val], {'field': f, 'comp': 0}
 
 
 def _group(body):
