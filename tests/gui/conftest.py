@@ -32,3 +32,10 @@ def png(tmp_path):
         return load_rgb(path)
 
     return shoot
+
+
+@pytest.fixture(autouse=True)
+def fresh_vkdiff():
+    """The GUI is standalone: override tests/conftest.py's per-test ti.init()
+    so these tests need neither the compiler nor the Vulkan runtime."""
+    yield

@@ -189,9 +189,9 @@ class Canvas:
                 col = col[keep]
         if cx.size == 0:
             return
-        # Circles share a b x b candidate box per radius class; big ones (whose
+        # Circles share a b x b candidate box per radius class (b = ceil(2r)); big ones (whose
         # box would be mostly off-frame) get their own box clipped to the frame.
-        box = np.minimum(np.floor(2.0 * r) + 1, _BIG + 1).astype(np.int64)
+        box = np.clip(np.ceil(2.0 * r), 1, _BIG + 1).astype(np.int64)
         big = box > _BIG
         cost = box * box
         if big.any():
@@ -214,11 +214,12 @@ class Canvas:
             self._apply(parts, per_color)
 
     def _circle_class(self, cx, cy, r, col, b, ids):
-        """Candidates for the circles that share box size b (a b x b pixel box
-        starting at ceil(centre - r) always holds the whole disc)."""
+        """Candidates for the circles that share box size b = ceil(2r): pixels
+        with non-zero coverage lie strictly within r of the centre, so at most
+        b columns from floor(cx - r) + 1 (and likewise rows)."""
         k = np.arange(b, dtype=np.float32)
-        x0 = np.ceil(cx - r)
-        y0 = np.ceil(cy - r)
+        x0 = np.floor(cx - r) + 1
+        y0 = np.floor(cy - r) + 1
         dx = (x0 - cx)[:, None] + k  # (n, b) offsets of the candidate columns
         dy = (y0 - cy)[:, None] + k
         dx2 = dx * dx
@@ -231,51 +232,43 @@ class Canvas:
             yi = yi0[:, None] + np.arange(b)
             dy2[(yi < 0) | (yi >= self.height)] = np.inf
         d2 = (dy2[:, :, None] + dx2[:, None, :]).reshape(-1)  # (n * b * b)
-        uniform = r.min() == r.max()
-        rr = r[0] if uniform else np.repeat(r, b * b)
-        sel = np.flatnonzero(d2 < rr * rr)
         itype = np.int32 if self.width * self.height < 2 ** 31 - 1 else np.int64
         base = (yi0 * self.width + xi0).astype(itype)
         offs = (np.arange(b)[:, None] * self.width + np.arange(b)).reshape(-1).astype(itype)
-        need_owner = not uniform or np.ndim(col) > 0 or ids is not None
-        if need_owner:
-            owner, rem = np.divmod(sel.astype(itype), itype(b * b))
-            idx = base[owner] + offs[rem]
-        else:
-            owner = None
-            idx = (base[:, None] + offs).reshape(-1)[sel]
-        d2s = d2[sel]
-        rs = rr if uniform else r[owner]
-        rin = rs - 1.0
-        solid = d2s <= np.where(rin >= 0, rin * rin, -1.0)
-        edge = ~solid
-        alpha = (rs if uniform else rs[edge]) - np.sqrt(d2s[edge])
-        return self._part(idx, solid, edge, np.clip(alpha, 0.0, 1.0), col, owner, ids)
+        full = (base[:, None] + offs).reshape(-1)
+        rr = r[0] if r.min() == r.max() else r
+        return self._classify(full, d2, rr, b * b, col, ids)
 
     def _big_circle(self, cx, cy, r, col, ids):
         """Candidates of one large circle: its bounding box clipped to the frame."""
-        xs = np.arange(max(np.ceil(cx - r), 0), min(np.floor(cx + r), self.width - 1) + 1)
-        ys = np.arange(max(np.ceil(cy - r), 0), min(np.floor(cy + r), self.height - 1) + 1)
+        xs = np.arange(max(np.floor(cx - r) + 1, 0), min(np.ceil(cx + r), self.width))
+        ys = np.arange(max(np.floor(cy - r) + 1, 0), min(np.ceil(cy + r), self.height))
         d2 = ((ys - cy)[:, None] ** 2 + ((xs - cx) ** 2)[None, :]).reshape(-1)
-        sel = np.flatnonzero(d2 < r * r)
-        iy, ix = np.divmod(sel, max(len(xs), 1))
-        idx = (ys[iy] * self.width + xs[ix]).astype(np.int64)
-        d2s = d2[sel]
-        solid = d2s <= (r - 1.0) ** 2
-        edge = ~solid
-        alpha = np.clip(r - np.sqrt(d2s[edge]), 0.0, 1.0)
-        return self._part(idx, solid, edge, alpha, col, np.zeros(sel.size, np.int64), ids)
+        full = (ys[:, None] * self.width + xs).reshape(-1).astype(np.int64)
+        return self._classify(full, d2, r, max(d2.size, 1), col, ids)
 
     @staticmethod
-    def _part(idx, solid, edge, alpha, col, owner, ids):
-        """Split candidates into ((solid idx, colours, order), (edge idx, alpha,
-        colours, order)); colours stay scalar for a single-colour batch."""
-        per_color = np.ndim(col) > 0
-        ocol = col[owner] if per_color else col
-        oid = ids[owner] if ids is not None else None
-        pick = lambda a, m: a[m] if np.ndim(a) > 0 else a
-        return ((idx[solid], pick(ocol, solid), pick(oid, solid) if oid is not None else None),
-                (idx[edge], alpha, pick(ocol, edge), pick(oid, edge) if oid is not None else None))
+    def _classify(full, d2, r, group, col, ids):
+        """Split candidates (flat pixel indices `full`, squared distances `d2`;
+        each shape owns `group` consecutive candidates) into solid pixels
+        (d <= r - 1) and anti-aliased rim pixels (r - 1 < d < r).  r, col and
+        ids are scalars or per-shape arrays.  Returns ((solid idx, colours,
+        order), (rim idx, alpha, colours, order)); order is None unless ids."""
+        uniform = np.ndim(r) == 0
+        if uniform:
+            r2, rin2 = r * r, ((r - 1.0) ** 2 if r >= 1 else -1.0)
+        else:
+            rin = r - 1.0
+            r2 = np.repeat(r * r, group)
+            rin2 = np.repeat(np.where(rin >= 0, rin * rin, -1.0), group)
+        ss = np.flatnonzero(d2 <= rin2)
+        se = np.flatnonzero((d2 < r2) & (d2 > rin2))
+        need = not uniform or np.ndim(col) > 0 or ids is not None
+        so, eo = (ss // group, se // group) if need else (None, None)
+        alpha = np.clip((r if uniform else r[eo]) - np.sqrt(d2[se]), 0.0, 1.0)
+        pick = lambda a, o: a[o] if a is not None and np.ndim(a) > 0 else a
+        return ((full[ss], pick(col, so), pick(ids, so)),
+                (full[se], alpha, pick(col, eo), pick(ids, eo)))
 
     def _apply(self, parts, per_color):
         """Blend all edge pixels (against the frame before this batch), then
@@ -332,7 +325,8 @@ class Canvas:
         u1 = np.clip(np.floor(bu + r), -1, umax).astype(np.int64)
         count = np.maximum(u1 - u0 + 1, 0)
         count[r <= 0] = 0
-        b = int(np.floor(2.0 * half.max())) + 1 if n else 1
+        b = int(np.floor(2.0 * half.max())) + 1
+        uniform_r = r.min() == r.max()
         for s, e in _chunks(count * b):
             seg, off = _ramp_indices(count[s:e])
             if seg.size == 0:
@@ -358,16 +352,10 @@ class Canvas:
             yi = np.where(sw, mi, vi)
             inside = (xi >= 0) & (xi < self.width) & (yi >= 0) & (yi < self.height)
             d2 = np.where(inside, d2, np.inf).reshape(-1)
-            sel = np.flatnonzero(d2 < np.repeat(r[seg] * r[seg], b))
-            owner = seg[sel // b]
-            idx = (yi * self.width + xi).reshape(-1)[sel]
-            d2s = d2[sel]
-            rs = r[owner]
-            rin = rs - 1.0
-            solid = d2s <= np.where(rin >= 0, rin * rin, -1.0)
-            edge = ~solid
-            alpha = np.clip(rs[edge] - np.sqrt(d2s[edge]), 0.0, 1.0)
-            self._apply([self._part(idx, solid, edge, alpha, col, owner, None)], per_color)
+            full = (yi * self.width + xi).reshape(-1)
+            rs = r[0] if uniform_r else r[seg]
+            part = self._classify(full, d2, rs, b, col[seg] if per_color else col, None)
+            self._apply([part], per_color)
 
     # -------------------------------------------------------------- triangles
     def triangles(self, a, b, c, color):
