@@ -118,11 +118,17 @@ class Field:
         if arr.dtype.kind == 'f' and not self.dtype.is_float:
             raise ValueError(f'from_numpy: cannot store {arr.dtype} into the {self.dtype} field '
                              f'{self.name} without losing data; cast it first')
-        self.storage.for_host_write()[...] = arr
+        self.storage.for_host_overwrite()[...] = arr
 
     def fill(self, value):
-        from .builtin_kernels import fill
-        fill(self, value)
+        """Set every element (every component of a vector/matrix field) to `value`."""
+        if hasattr(value, 'to_list'):
+            value = value.to_list()
+        value = np.asarray(value)
+        if value.size != 1 and value.shape != self.elem_shape:
+            raise ValueError(f'fill: field {self.name} has elements of shape {self.elem_shape}, '
+                             f'got {value.shape}')
+        self.storage.for_host_overwrite()[...] = value
 
     def copy_from(self, other):
         self.from_numpy(other.to_numpy())

@@ -51,6 +51,11 @@ class Storage:
 
     def for_host_write(self):
         self.for_host_read()
+        return self.for_host_overwrite()
+
+    def for_host_overwrite(self):
+        """The host mirror, for a write that replaces every element (the device copy is not
+        downloaded first)."""
         if self in self.rt.staged:
             self.rt.flush()
         self.state = 'host'
