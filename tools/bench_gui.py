@@ -85,13 +85,15 @@ def main():
             print("window: skipped (no window could be opened)")
             return
         where = f"DISPLAY={os.environ['DISPLAY']}" + (" (own Xvfb)" if proc else "")
-        report(f"window, fps_limit=None", *run(gui, pos, args.frames, args.radius))
+        report("window, fps_limit=None", *run(gui, pos, args.frames, args.radius))
         gui.fps_limit = 60
-        report(f"window, fps_limit=60", *run(gui, pos, args.frames, args.radius))
+        report("window, fps_limit=60", *run(gui, pos, args.frames, args.radius))
         gui.close()
         print(f"window on {where}")
     finally:
         if proc is not None:
+            from vkdiff.gui import window
+            window.reset()  # disconnect GLFW before its X server goes away
             proc.terminate()
             proc.wait()
 

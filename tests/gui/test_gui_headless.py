@@ -108,6 +108,19 @@ def test_circles_match_sequential_reference(png):
     assert np.abs(img - ref).max() <= 1
 
 
+def test_overlapping_rims_combine_like_sequential_drawing(png):
+    # One colour, heavily overlapping small circles: blending rims one after
+    # another equals blending once with coverage 1 - prod(1 - alpha).
+    rng = np.random.default_rng(5)
+    centres = rng.uniform(30, 60, (300, 2))
+    radii = rng.uniform(0.7, 2.5, 300)
+    gui = make()
+    gui.circles(centres / (128, 96), radius=radii, color=0xFFFFFF)
+    img = png(gui).astype(int)
+    ref = naive_circles(128, 96, centres, radii, [0xFFFFFF] * 300, BG)
+    assert np.abs(img - ref).max() <= 3  # rounding only (alpha is quantised to 1/256)
+
+
 def test_palette_and_per_circle_arrays(png):
     gui = make()
     pos = np.array([[0.2, 0.5], [0.5, 0.5], [0.8, 0.5]])

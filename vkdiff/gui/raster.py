@@ -82,6 +82,7 @@ class Canvas:
         self.buf = np.empty((self.height, self.width), dtype=U32)
         self.flat = self.buf.reshape(-1)
         self.rgba8 = self.buf.view(np.uint8).reshape(self.height, self.width, 4)
+        self._keep = None
         self.clear(color)
 
     # ----------------------------------------------------------- frame access
@@ -155,6 +156,26 @@ class Canvas:
         rb = (((src & m_rb) * a + (dst & m_rb) * na) >> np.uint32(8)) & m_rb
         ga = ((src & m_ga) >> np.uint32(8)) * a + ((dst & m_ga) >> np.uint32(8)) * na
         self.flat[idx] = rb | (ga & m_ga)
+
+    def _blend_rims(self, idx, alpha, col):
+        """Blend anti-aliased rim pixels of a batch.  Where several rims cover
+        one pixel their coverages combine as 1 - prod(1 - alpha), which is
+        exactly what blending them one after another gives for one colour;
+        with per-shape colours the last shape's colour is used."""
+        if idx.size == 0:
+            return
+        if self._keep is None:  # per-pixel product of (1 - alpha), all ones between uses
+            self._keep = np.ones(self.flat.size, dtype=np.float32)
+        keep = self._keep
+        np.multiply.at(keep, idx, (1.0 - alpha).astype(np.float32))
+        pix = np.flatnonzero(keep != 1.0)
+        a = 1.0 - keep[pix]
+        keep[pix] = 1.0
+        if np.ndim(col) > 0:
+            last = np.empty(self.flat.size, dtype=U32)
+            last[idx] = col
+            col = last[pix]
+        self._blend(pix, a, col)
 
     def blend_mask(self, x0, y_top, mask, color):
         """Blend a coverage mask (rows top-down, values 0..1) with its top-left
@@ -271,8 +292,9 @@ class Canvas:
                 (full[se], alpha, pick(col, eo), pick(ids, eo)))
 
     def _apply(self, parts, per_color):
-        """Blend all edge pixels (against the frame before this batch), then
-        write all solid pixels, each in shape order."""
+        """Blend all rim pixels, then write all solid pixels in shape order
+        (a later shape's solid pixel replaces an earlier one, as drawn one by
+        one)."""
         if len(parts) == 1:
             (s_idx, s_col, _), (e_idx, alpha, e_col, _) = parts[0]
         else:
@@ -288,7 +310,7 @@ class Canvas:
                 e_col = np.concatenate([p[2] for p in edge])[e_ord]
             else:
                 s_col = e_col = solid[0][1]
-        self._blend(e_idx, alpha, e_col)
+        self._blend_rims(e_idx, alpha, e_col)
         self._scatter(s_idx, s_col)
 
     # ------------------------------------------------------------------ lines
