@@ -20,11 +20,8 @@ root = _SNode()
 ti_float = float
 
 
-try:
-    from . import ad
-    from .ad import Tape
-except ImportError:  # pragma: no cover - during bring-up
-    pass
+from . import ad
+from .ad import Tape
 
 try:
     from .gui import GUI

@@ -10,7 +10,8 @@ Ops (args in brackets; attrs after the bar):
   binary ops [a, b]: add sub mul div floordiv mod pow min max atan2 lt le gt ge eq ne band bor bxor
                      shl shr land lor
   cast [a] | -   bitcast [a] | -   select [c, a, b]
-  alloca | - (dtype is the element type)    load [var]    store [var, value]
+  alloca | size? (dtype is the element type; with `size`, a per-thread array)
+  load [var]    store [var, value]    aload [array, index]    astore [array, index, value]
   gload [*indices] | field, comp            gstore [*indices, value] | field, comp
   atomic [*indices, value] | field, comp, fn (add sub min max band bor bxor); value is the old one
   if [cond] blocks=[then, else]

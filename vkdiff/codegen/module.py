@@ -70,6 +70,10 @@ class Module:
     def pointer(self, storage, t):
         return self._cached(('ptr', storage, t), lambda: self._global('p', f'OpTypePointer {storage} {t}'))
 
+    def array(self, elem, n):
+        return self._cached(('arr', elem, n), lambda: self._global(
+            'arr', f'OpTypeArray {elem} {self.u32(n)}'))
+
     def function_type(self, ret, *params):
         return self._cached(('fn', ret, params), lambda: self._global(
             'fn', ' '.join(['OpTypeFunction', ret, *params])))

@@ -278,7 +278,20 @@ class TaskCodegen:
             c, a, b = (self.values[x] for x in s.args)
             self.values[s] = self.op('OpSelect', self.t(s.dtype), c, a, b)
         elif op == 'alloca':
-            self.values[s] = self.local_var(s.dtype, 'l')
+            if 'size' in s.attrs:
+                arr = self.m.array(self.t(s.dtype), s.attrs['size'])
+                v = self.m.new('arr')
+                self.vars.append(f'{v} = OpVariable {self.m.pointer("Function", arr)} Function')
+                self.values[s] = v
+            else:
+                self.values[s] = self.local_var(s.dtype, 'l')
+        elif op in ('aload', 'astore'):
+            ptr = self.op('OpAccessChain', self.m.pointer('Function', self.t(s.args[0].dtype)),
+                          self.values[s.args[0]], self.values[s.args[1]])
+            if op == 'aload':
+                self.values[s] = self.op('OpLoad', self.t(s.dtype), ptr)
+            else:
+                self.emit(f'OpStore {ptr} {self.values[s.args[2]]}')
         elif op == 'load':
             self.values[s] = self.op('OpLoad', self.t(s.dtype), self.values[s.args[0]])
         elif op == 'store':

@@ -61,18 +61,16 @@ def _host_eval(s, args):
     return f(*vals) if f else None
 
 
-class CompiledKernel:
-    def __init__(self, kernel, kir):
-        self.kernel = kernel
-        self.kir = kir
-        self.name = kir.name
+class TaskList:
+    """Compiled tasks launched in order with one set of push constants (a kernel, or its adjoint)."""
+
+    def __init__(self, name, tasks, push, packer, converters, ret_field=None):
         rt = state.runtime()
-        self.tasks = split_tasks(kir.body, kir.name)
-        self.push = PushLayout(kir.arg_types)
-        self.packer = struct.Struct(self.push.struct_format())
-        self.converters = [float if t.is_float else int for t in kir.arg_types]
-        self.ctasks = [CompiledTask(t, self.push, rt) for t in self.tasks]
-        self._adjoint = None
+        self.name = name
+        self.tasks = tasks            # the IR, kept as built (before lowering) for autodiff
+        self.push, self.packer, self.converters = push, packer, converters
+        self.ret_field = ret_field
+        self.ctasks = [CompiledTask(t.clone(), push, rt) for t in tasks]
 
     def pack(self, args):
         rt = state.runtime()
@@ -86,8 +84,8 @@ class CompiledKernel:
             push = self.pack(args)
         for ct in self.ctasks:
             rt.dispatch(ct.algo, ct.groups(args), push, ct.reads, ct.writes)
-        if self.kir.ret_field is not None:
-            return self.kir.ret_field[None]
+        if self.ret_field is not None:
+            return self.ret_field[None]
         return None
 
     def ir(self):
@@ -95,7 +93,18 @@ class CompiledKernel:
 
     def spirv(self):
         return '\n'.join(f'; ---- task {ct.task.name}\n' + tools.disassemble(ct.binary)
-                         for ct in self.ctasks)
+                          for ct in self.ctasks)
+
+
+class CompiledKernel(TaskList):
+    def __init__(self, kernel, kir):
+        self.kernel = kernel
+        self.kir = kir
+        push = PushLayout(kir.arg_types)
+        super().__init__(kir.name, split_tasks(kir.body, kir.name), push,
+                         struct.Struct(push.struct_format()),
+                         [float if t.is_float else int for t in kir.arg_types], kir.ret_field)
+        self._adjoint = None
 
     def adjoint(self):
         if self._adjoint is None:

@@ -12,6 +12,9 @@ class Task:
         self.body = body          # Block; for 'parallel' it holds one parfor statement
         self.name = name
 
+    def clone(self):
+        return Task(self.kind, ir.clone_block(self.body, {}), self.name)
+
     @property
     def loop(self):
         return self.body.stmts[-1] if self.kind == 'parallel' else None

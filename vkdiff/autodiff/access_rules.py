@@ -1,0 +1,109 @@
+"""Autodiff pass: Taichi's global data access rules, enforced as AutodiffError instead of a silently
+wrong gradient. Checked when an adjoint is built (a forward-only kernel is never rejected).
+
+Rule 1: a field element that is read must not be overwritten later (the adjoint replays the read).
+Rule 2: an element written more than once: every write after the first must be an atomic add.
+Across the launches of a Tape: a launch that overwrites elements an earlier launch read."""
+from .. import ir
+from ..errors import AutodiffError, located
+
+
+def same_value(a, b, memo=None):
+    """Structural equality of two index expressions (parallel loop indices over equal ranges are
+    the same element set)."""
+    if a is b:
+        return True
+    if a.op != b.op or a.dtype is not b.dtype:
+        return False
+    if a.op == 'const':
+        return a.attrs['value'] == b.attrs['value']
+    if a.op == 'parfor':
+        return same_value(a.args[0], b.args[0])
+    if a.op in ('for', 'while', 'load', 'random', 'alloca', 'gload', 'atomic'):
+        return False
+    if a.attrs != b.attrs or len(a.args) != len(b.args):
+        return False
+    return all(same_value(x, y) for x, y in zip(a.args, b.args))
+
+
+def same_element(a, b):
+    if a.field is not b.field:
+        return False
+    if a.attrs.get('comp', 0) != b.attrs.get('comp', 0):
+        return False
+    return all(same_value(x, y) for x, y in zip(a.indices, b.indices))
+
+
+def _kind(s):
+    if s.op == 'gload':
+        return 'read'
+    if s.op == 'gstore':
+        return 'write'
+    return 'accumulate' if s.attrs['fn'] in ('add', 'sub') else 'write'
+
+
+def _describe(s):
+    return f'line {s.loc.line}' if s.loc else 'an earlier statement'
+
+
+def check_rules(tasks, kernel_name):
+    accesses = [s for t in tasks for s in ir.walk(t.body) if s.op in ('gload', 'gstore', 'atomic')
+                and s.field.is_grad_of is None]
+    for i, a in enumerate(accesses):
+        ka = _kind(a)
+        for b in accesses[i + 1:]:
+            kb = _kind(b)
+            if kb == 'read' or not same_element(a, b):
+                continue
+            name = a.field.name
+            if ka == 'read':
+                raise located(AutodiffError,
+                              f'global data access rule 1 broken in kernel {kernel_name}: {name} is read '
+                              f'({_describe(a)}) and then overwritten here; the gradient would be '
+                              'wrong. Write the result to another field.', b.loc)
+            if kb == 'write':
+                raise located(AutodiffError,
+                              f'global data access rule 2 broken in kernel {kernel_name}: {name} is '
+                              f'written ({_describe(a)}) and written again here by something other '
+                              'than an atomic add (+=); the gradient would be wrong.', b.loc)
+
+
+# ---------------------------------------------------------------- across Tape launches
+def launch_summary(tasks, args):
+    """[(field, kind, index pattern)] for one launch; a pattern entry is an int where the index is
+    known on the host (constants, kernel arguments) and None where it varies."""
+    from ..lang.compiled import _host_eval
+    out = []
+    for t in tasks:
+        for s in ir.walk(t.body):
+            if s.op in ('gload', 'gstore', 'atomic') and s.field.is_grad_of is None:
+                pattern = tuple(_safe_eval(x, args, _host_eval) for x in s.indices)
+                out.append((s.field, _kind(s), pattern, s))
+    return out
+
+
+def _safe_eval(x, args, ev):
+    try:
+        return ev(x, args)
+    except Exception:
+        return None
+
+
+def _overlap(p, q):
+    return all(a is None or b is None or a == b for a, b in zip(p, q))
+
+
+def check_tape(launches):
+    """`launches`: [(kernel name, summary)] in recording order."""
+    for j, (kname, summ) in enumerate(launches):
+        for field, kind, pat, stmt in summ:
+            if kind != 'write':
+                continue
+            for kprev, sprev in launches[:j]:
+                for f2, k2, p2, s2 in sprev:
+                    if f2 is field and k2 == 'read' and _overlap(p2, pat):
+                        raise located(AutodiffError,
+                                      f'inside this Tape, kernel {kname} overwrites {field.name}, which '
+                                      f'the earlier launch of {kprev} read ({_describe(s2)}); its '
+                                      'gradient would be wrong. Write to a new field (e.g. one per '
+                                      'time step).', stmt.loc)

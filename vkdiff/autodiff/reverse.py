@@ -1,0 +1,362 @@
+"""Autodiff pass: reverse mode on the IR. Each task gets an adjoint task; they run in reverse order.
+
+For a block B the adjoint is R(B) = replay(B) then reverse(B): the replay recomputes the primal
+values (global writes dropped), the reverse walks B backwards applying the derivative table.
+  gload x[I]      -> atomic add of the value's adjoint into x.grad[I]
+  x[I] = v        -> adj(v) += x.grad[I]          x[I] += v -> adj(v) += x.grad[I]
+  local load/store   -> adjoints of locals are locals too (store: adj(v) += adj(var); adj(var) = 0)
+  if c: T else: E -> if c: R(T) else: R(E), after restoring the locals the branch reads
+  for i in range(n): body -> for i in reversed(range(n)): restore carried locals; R(body)
+Locals carried from one loop iteration to the next are saved per iteration into a per-thread
+array sized by the (compile-time) trip count; pure accumulators (`s += f(...)`) need no storage.
+What cannot be differentiated exactly raises AutodiffError at the user's line."""
+from .. import ir
+from .. import types as T
+from ..errors import AutodiffError, located
+from ..frontend import ops
+from ..frontend.context import Emitter, Value, emitting
+from . import rules
+from .activity import analyse
+
+
+def _err(s, msg):
+    return located(AutodiffError, msg, s.loc)
+
+
+class Reverser:
+    def __init__(self, body, active):
+        self.active = active
+        self.m = {}
+        self.adj = {}
+        self.ck = {}
+        self.snap = {}
+        stmts = list(ir.walk(body))
+        self.users = {}
+        for s in stmts:
+            for a in s.args:
+                self.users.setdefault(a, []).append(s)
+        self.stores = {}
+        for s in stmts:
+            if s.op == 'store':
+                self.stores.setdefault(s.args[0], []).append(s)
+
+    # ------------------------------------------------------------ emission helpers
+    def emit(self, op, dtype=None, args=(), attrs=None, blocks=(), loc=None):
+        from ..frontend.context import current
+        st = ir.Stmt(op, dtype, [a.stmt if isinstance(a, Value) else a for a in args], attrs, blocks)
+        st.loc = loc
+        return current().emit(st)
+
+    def v(self, s):
+        return Value(self.m[s])
+
+    def new_adj(self, s, dtype):
+        a = self.emit('alloca', dtype)
+        self.emit('store', None, [a, ops.as_value(0.0, dtype)])
+        self.adj[s] = a
+
+    def acc(self, s, g):
+        a = self.adj.get(s)
+        if a is None or g is None:
+            return
+        cur = Value(self.emit('load', a.dtype, [a]))
+        self.emit('store', None, [a, ops.binary('add', cur, ops.cast(g, a.dtype))])
+
+    def grad(self, s):
+        a = self.adj[s]
+        return Value(self.emit('load', a.dtype, [a]))
+
+    def contains_active(self, s):
+        return any(x in self.active for b in s.blocks for x in ir.walk(b))
+
+    # ------------------------------------------------------------ R(B)
+    def run(self, block):
+        for s in block.stmts:
+            self.replay(s)
+        for s in reversed(block.stmts):
+            self.reverse(s)
+
+    def replay_block(self, block):
+        for s in block.stmts:
+            self.replay(s)
+
+    def replay(self, s):
+        op = s.op
+        if op in ('gstore',):
+            return
+        if op == 'atomic':
+            if self.users.get(s) and (s.dtype.is_float or any(u in self.active for u in self.users[s])):
+                raise _err(s, 'the value returned by an atomic operation cannot be differentiated '
+                           '(the adjoint cannot replay it)')
+            return
+        if op in ('if', 'for', 'while'):
+            return getattr(self, 'replay_' + op)(s)
+        if op in ('break', 'continue'):
+            self.emit(op, loc=s.loc)
+            return
+        c = self.emit(op, s.dtype, [self.m.get(a, a) for a in s.args], s.attrs, loc=s.loc)
+        self.m[s] = c
+        if s in self.active:
+            self.new_adj(s, s.dtype)
+
+    def checkpoint(self, s):
+        """Save the locals that compound statement `s` reads, to restore them before R(s)."""
+        inner = {x for b in s.blocks for x in ir.walk(b)}
+        saved = {}
+        for x in inner:
+            if x.op == 'load' and x.args[0] not in inner and x.args[0] not in saved \
+                    and self.stores.get(x.args[0]):
+                a = x.args[0]
+                ck = self.emit('alloca', a.dtype)
+                self.emit('store', None, [ck, self.emit('load', a.dtype, [self.m[a]])])
+                saved[a] = ck
+        self.ck[s] = saved
+
+    def restore(self, s):
+        for a, ck in self.ck[s].items():
+            self.emit('store', None, [self.m[a], self.emit('load', a.dtype, [ck])])
+
+    def replay_if(self, s):
+        self.checkpoint(s)
+        t, e = ir.Block(), ir.Block()
+        self.emit('if', None, [self.m[s.args[0]]], blocks=[t, e], loc=s.loc)
+        from ..frontend.context import current
+        for pb, nb in zip(s.blocks, (t, e)):
+            with current().open(nb):
+                self.replay_block(pb)
+
+    def replay_while(self, s):
+        if self.contains_active(s):
+            raise _err(s, 'a while loop that computes differentiable values cannot be reversed '
+                       '(its trip count is unknown); use a for loop with constant bounds')
+        body = ir.Block()
+        self.emit('while', None, blocks=[body], loc=s.loc)
+        from ..frontend.context import current
+        with current().open(body):
+            self.replay_block(s.blocks[0])
+
+    # ------------------------------------------------------------ serial for loops
+    def carried(self, s):
+        """Locals read in the loop body whose value one iteration passes to the next."""
+        inner = list(ir.walk(s.blocks[0]))
+        inner_set = set(inner)
+        stored = {x.args[0] for x in inner if x.op == 'store'}
+        out = []
+        for x in inner:
+            if x.op == 'load' and x.args[0] in stored and x.args[0] not in inner_set \
+                    and x.args[0] not in out and not self.is_accumulator(x.args[0], inner):
+                out.append(x.args[0])
+        return out
+
+    def is_accumulator(self, var, inner):
+        """`var` is only ever updated as var = var +/- (...) in this loop body."""
+        for x in inner:
+            if x.op == 'load' and x.args[0] is var:
+                us = self.users.get(x, [])
+                if len(us) != 1 or us[0].op not in ('add', 'sub') or us[0].args[0] is not x:
+                    return False
+                us2 = self.users.get(us[0], [])
+                if len(us2) != 1 or us2[0].op != 'store' or us2[0].args[0] is not var:
+                    return False
+            if x.op == 'store' and x.args[0] is var:
+                val = x.args[1]
+                if val.op not in ('add', 'sub') or val.args[0].op != 'load' or val.args[0].args[0] is not var:
+                    return False
+        return True
+
+    def trip(self, s):
+        b, e = self.v(s.args[0]), self.v(s.args[1])
+        step = s.attrs['step']
+        if s.args[0].op == 'const' and s.args[1].op == 'const':
+            lo, hi = s.args[0].attrs['value'], s.args[1].attrs['value']
+            return max(0, -(-(hi - lo) // step)) if step > 0 else max(0, -(-(lo - hi) // -step))
+        if step > 0:
+            return ops.binary('max', ops.binary('floordiv', ops.binary('add', ops.binary('sub', e, b),
+                                                                          step - 1), step), 0)
+        return ops.binary('max', ops.binary('floordiv', ops.binary('add', ops.binary('sub', b, e),
+                                                                      -step - 1), -step), 0)
+
+    def replay_for(self, s):
+        self.checkpoint(s)
+        carried = self.carried(s) if self.contains_active(s) else []
+        if carried:
+            if any(x.op in ('break', 'continue') for x in ir.walk(s.blocks[0])):
+                raise _err(s, 'break/continue in a loop that carries differentiable values is not '
+                           'supported by the adjoint')
+            n = self.trip(s)
+            if not isinstance(n, int):
+                raise _err(s, 'this loop carries values from one iteration to the next, so its '
+                           'adjoint stores them per iteration and needs a compile-time trip count '
+                           '(constant range bounds)')
+            self.snap[s] = {a: self.emit('alloca', a.dtype, attrs={'size': max(n, 1)}) for a in carried}
+        body = ir.Block()
+        loop = self.emit('for', T.i32, [self.m[s.args[0]], self.m[s.args[1]]], s.attrs,
+                         blocks=[body], loc=s.loc)
+        self.m[s] = loop
+        from ..frontend.context import current
+        with current().open(body):
+            if carried:
+                k = self.iteration_number(s, Value(loop))
+                for a, arr in self.snap[s].items():
+                    self.emit('astore', None, [arr, k, self.emit('load', a.dtype, [self.m[a]])])
+            self.replay_block(s.blocks[0])
+
+    def iteration_number(self, s, i):
+        step = s.attrs['step']
+        k = ops.binary('sub', i, self.v(s.args[0]))
+        return k if step == 1 else ops.binary('floordiv', k, step)
+
+    def reverse_for(self, s):
+        self.restore(s)
+        if any(x.op in ('break', 'continue') for x in ir.walk(s.blocks[0])):
+            raise _err(s, 'break/continue in a loop with differentiable values is not supported by '
+                       'the adjoint')
+        n = self.trip(s)
+        body = ir.Block()
+        rl = self.emit('for', T.i32, [ops.as_value(0, T.i32), ops.as_value(n, T.i32)], {'step': 1},
+                       blocks=[body], loc=s.loc)
+        from ..frontend.context import current
+        with current().open(body):
+            k = ops.binary('sub', ops.binary('sub', n, 1), Value(rl))
+            i = ops.binary('add', self.v(s.args[0]), ops.binary('mul', k, s.attrs['step']))
+            saved = self.m[s]
+            self.m[s] = i.stmt
+            for a, arr in self.snap.get(s, {}).items():
+                self.emit('store', None, [self.m[a], self.emit('aload', a.dtype, [arr, k])])
+            self.run(s.blocks[0])
+            self.m[s] = saved
+
+    # ------------------------------------------------------------ reverse sweep
+    def reverse(self, s):
+        op = s.op
+        if op == 'if':
+            if self.contains_active(s):
+                self.restore(s)
+                t, e = ir.Block(), ir.Block()
+                self.emit('if', None, [self.m[s.args[0]]], blocks=[t, e], loc=s.loc)
+                from ..frontend.context import current
+                for pb, nb in zip(s.blocks, (t, e)):
+                    with current().open(nb):
+                        self.run(pb)
+            return
+        if op == 'for':
+            if self.contains_active(s):
+                self.reverse_for(s)
+            return
+        if op in ('while', 'break', 'continue', 'alloca', 'const', 'arg'):
+            return
+        if op == 'gstore':
+            f = s.field
+            if f.grad is not None and s.value_arg in self.active:
+                self.acc(s.value_arg, self.grad_of_field(s))
+            return
+        if op == 'atomic':
+            f, fn = s.field, s.attrs['fn']
+            if f.grad is None or s.value_arg not in self.active:
+                return
+            if fn not in ('add', 'sub'):
+                raise _err(s, f'atomic {fn} into {f.name}, which needs a gradient, cannot be '
+                           'differentiated')
+            g = self.grad_of_field(s)
+            self.acc(s.value_arg, g if fn == 'add' else ops.unary('neg', g))
+            return
+        if s not in self.active:
+            if op == 'store' and s.args[0] in self.adj:
+                self.emit('store', None, [self.adj[s.args[0]], ops.as_value(0.0, s.args[0].dtype)])
+            return
+        g = self.grad(s) if s in self.adj else None
+        if op == 'gload':
+            gf = s.field.grad
+            self.emit('atomic', gf.dtype, [self.m[i] for i in s.indices] + [g.stmt],
+                      {'field': gf, 'comp': s.attrs['comp'], 'fn': 'add'}, loc=s.loc)
+        elif op == 'load':
+            self.acc(s.args[0], g)
+        elif op == 'store':
+            var, val = s.args
+            if val in self.active:
+                self.acc(val, Value(self.emit('load', var.dtype, [self.adj[var]])))
+            self.emit('store', None, [self.adj[var], ops.as_value(0.0, var.dtype)])
+        elif op == 'cast':
+            a = s.args[0]
+            if a.dtype.is_float:
+                self.acc(a, ops.cast(g, a.dtype))
+        elif op == 'random':
+            pass
+        elif rules.has_rule(op):
+            for a in s.args:
+                if a.op == 'random':
+                    raise _err(s, 'ti.random() feeds a differentiable value: the adjoint cannot '
+                               'replay the same random numbers')
+            grads = rules.vjp(op, [self.v(a) for a in s.args], self.v(s), g)
+            for a, ga in zip(s.args, grads):
+                if a in self.active:
+                    self.acc(a, ga)
+        else:
+            raise _err(s, f'no derivative rule for the IR op {op!r}')
+
+    def grad_of_field(self, s):
+        gf = s.field.grad
+        return Value(self.emit('gload', gf.dtype, [self.m[i] for i in s.indices],
+                               {'field': gf, 'comp': s.attrs['comp']}, loc=s.loc))
+
+
+def adjoint_task(task):
+    """The adjoint of one task, as a new Task, or None if nothing flows back through it."""
+    from ..passes.simplify import simplify
+    from ..passes.tasks import Task
+    active = analyse(task.body, 'grad')
+    if not active:
+        return None
+    body = ir.Block()
+    em = Emitter()
+    with emitting(em), em.open(body):
+        rv = Reverser(task.body, active)
+        if task.kind == 'parallel':
+            loop = task.loop
+            for s in task.body.stmts[:-1]:
+                rv.replay(s)
+            inner = ir.Block()
+            new_loop = rv.emit('parfor', T.i32, [rv.m[loop.args[0]]], blocks=[inner], loc=loop.loc)
+            rv.m[loop] = new_loop
+            with em.open(inner):
+                rv.run(loop.blocks[0])
+        else:
+            rv.run(task.body)
+    simplify(body)
+    return Task(task.kind, body, task.name + '_adj')
+
+
+def prepare_temporaries(tasks):
+    """Kernel-internal temporaries (shared locals) on a gradient path get gradients too."""
+    temps = []
+    for t in tasks:
+        for s in ir.walk(t.body):
+            f = s.attrs.get('field')
+            if f is not None and getattr(f, 'is_temporary', False) and f.dtype.is_float:
+                if f.grad is None:
+                    f._add_grad('grad')
+                if f not in temps:
+                    temps.append(f)
+    return temps
+
+
+def build_adjoint(compiled):
+    from .access_rules import check_rules
+    from ..lang.compiled import TaskList
+    tasks = [t.clone() for t in compiled.tasks]
+    check_rules(tasks, compiled.name)
+    temps = prepare_temporaries(tasks)
+    adj = [a for a in (adjoint_task(t) for t in reversed(tasks)) if a is not None]
+    if temps:
+        adj.insert(0, _zero_task([f.grad for f in temps], compiled.name))
+    return TaskList(compiled.name + '.grad', adj, compiled.push, compiled.packer,
+                    compiled.converters)
+
+
+def _zero_task(fields, name):
+    from ..passes.tasks import Task
+    body = ir.Block()
+    for f in fields:
+        c = body.append(ir.const(0.0, f.dtype))
+        body.append(ir.Stmt('gstore', None, [c], {'field': f, 'comp': 0}))
+    return Task('serial', body, name + '_zero_temporaries')
