@@ -16,6 +16,8 @@ terminated at interpreter exit.
 """
 
 import atexit
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -32,19 +34,35 @@ _gl = None
 _initialised = False
 
 
-def _load():
-    global _glfw, _gl
+def _load_glfw():
+    global _glfw
     if _glfw is None:
         try:
             import glfw
         except Exception as e:  # ImportError, or the bundled library fails to load
             raise WindowUnavailable(f"the 'glfw' package is not usable ({e})") from None
+        _glfw = glfw
+    return _glfw
+
+
+def _load_gl():
+    """Import PyOpenGL, after GLFW has picked its platform: PyOpenGL must load
+    the same GL binding (GLX on X11, EGL on Wayland) as GLFW's contexts use."""
+    global _gl
+    if _gl is None:
+        glfw = _glfw
+        if "OpenGL" not in sys.modules and "PYOPENGL_PLATFORM" not in os.environ:
+            platform = glfw.get_platform() if hasattr(glfw, "get_platform") else None
+            if platform == getattr(glfw, "PLATFORM_X11", object()):
+                os.environ["PYOPENGL_PLATFORM"] = "glx"
+            elif platform == getattr(glfw, "PLATFORM_WAYLAND", object()):
+                os.environ["PYOPENGL_PLATFORM"] = "egl"
         try:
             import OpenGL.GL as gl
         except Exception as e:
             raise WindowUnavailable(f"PyOpenGL is not usable ({e})") from None
-        _glfw, _gl = glfw, gl
-    return _glfw, _gl
+        _gl = gl
+    return _gl
 
 
 def _errors(caught):
@@ -53,7 +71,7 @@ def _errors(caught):
 
 def _ensure_init():
     global _initialised
-    glfw, _ = _load()
+    glfw = _load_glfw()
     if not _initialised:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -62,6 +80,7 @@ def _ensure_init():
             raise WindowUnavailable(f"GLFW could not initialise: {_errors(caught)}")
         _initialised = True
         atexit.register(_terminate)
+    _load_gl()
     return glfw
 
 
@@ -129,8 +148,16 @@ class Window:
             win = glfw.create_window(self.width, self.height, str(title), None, None)
         if not win:
             raise WindowUnavailable(f"GLFW could not create a window: {_errors(caught)}")
-        self._win = win
+        self._win, self._tex = win, None
         Window.live += 1
+        try:
+            self._setup_gl(glfw, gl)
+        except Exception as e:  # e.g. no usable GL binding for this context
+            self.close()
+            raise WindowUnavailable(f"OpenGL setup failed ({type(e).__name__}: {e})") from None
+
+    def _setup_gl(self, glfw, gl):
+        win = self._win
         glfw.make_context_current(win)
         glfw.swap_interval(0)  # frame pacing is done by GUI.fps_limit
         self._tex = gl.glGenTextures(1)
@@ -239,7 +266,11 @@ class Window:
         if self._win is None:
             return
         _glfw.make_context_current(self._win)
-        _gl.glDeleteTextures([self._tex])
+        if self._tex is not None:
+            try:
+                _gl.glDeleteTextures([self._tex])
+            except Exception:
+                pass
         _glfw.make_context_current(None)
         _glfw.destroy_window(self._win)
         self._win = None
