@@ -260,9 +260,14 @@ class Reverser:
             g = self.grad_of_field(s)
             self.acc(s.value_arg, g if fn == 'add' else ops.unary('neg', g))
             return
+        if op == 'store':
+            var, val = s.args
+            if var in self.adj:  # the stored value takes the local's adjoint; the old value none
+                if val in self.active:
+                    self.acc(val, Value(self.emit('load', var.dtype, [self.adj[var]])))
+                self.emit('store', None, [self.adj[var], ops.as_value(0.0, var.dtype)])
+            return
         if s not in self.active:
-            if op == 'store' and s.args[0] in self.adj:
-                self.emit('store', None, [self.adj[s.args[0]], ops.as_value(0.0, s.args[0].dtype)])
             return
         g = self.grad(s) if s in self.adj else None
         if op == 'gload':
@@ -271,11 +276,6 @@ class Reverser:
                       {'field': gf, 'comp': s.attrs['comp'], 'fn': 'add'}, loc=s.loc)
         elif op == 'load':
             self.acc(s.args[0], g)
-        elif op == 'store':
-            var, val = s.args
-            if val in self.active:
-                self.acc(val, Value(self.emit('load', var.dtype, [self.adj[var]])))
-            self.emit('store', None, [self.adj[var], ops.as_value(0.0, var.dtype)])
         elif op == 'cast':
             a = s.args[0]
             if a.dtype.is_float:
