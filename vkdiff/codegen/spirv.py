@@ -358,7 +358,16 @@ class TaskCodegen:
         if op == 'div':
             return self.op('OpFDiv', t, a, b)
         if op == 'mod':
-            return self.op('OpFMod' if f else 'OpSMod' if dt.is_signed else 'OpUMod', t, a, b)
+            if f or not dt.is_signed:
+                return self.op('OpFMod' if f else 'OpUMod', t, a, b)
+            # Python's sign rule (the divisor's), built from OpSRem: some drivers (Mesa's
+            # lavapipe) implement OpSMod as a remainder
+            r = self.op('OpSRem', t, a, b)
+            zero, bl = self.m.const(dt, 0), self.m.bool()
+            adjust = self.op('OpLogicalAnd', bl, self.op('OpINotEqual', bl, r, zero),
+                             self.op('OpLogicalNotEqual', bl, self.op('OpSLessThan', bl, r, zero),
+                                     self.op('OpSLessThan', bl, b, zero)))
+            return self.op('OpSelect', t, adjust, self.op('OpIAdd', t, r, b), r)
         if op == 'floordiv':
             if f:
                 return self.glsl('Floor', dt, self.op('OpFDiv', t, a, b))
