@@ -11,10 +11,15 @@ import numpy as np
 import pytest
 
 from vkdiff.gui import GUI, font, write_image
+from vkdiff.gui import widgets
 from vkdiff.gui import window as gui_window
-from conftest import load_rgb, rgb
+from vkdiff.gui.png import read_image as load_rgb
 
 BG = 0x112F41
+
+
+def rgb(color):
+    return np.array([(color >> 16) & 255, (color >> 8) & 255, color & 255], dtype=np.uint8)
 
 
 def make(res=(128, 96), **kw):
@@ -369,12 +374,12 @@ def test_widgets(png):
     img = png(gui)
     assert (img[10, 250] == rgb(0xAAAAAA)).all()
     # clicking the button (third widget row) emits its event
-    x0, y0, x1, y1 = __import__("vkdiff.gui.widgets", fromlist=["_rect_px"])._rect_px(gui, 2)
+    x0, y0, x1, y1 = widgets._rect_px(gui, 2)
     pos = ((x0 + x1) / 2 / 300, (y0 + y1) / 2 / 200)
     gui._push_event(GUI.PRESS, GUI.LMB, pos, (0, 0))
     gui._push_event(GUI.RELEASE, GUI.LMB, pos, (0, 0))
     assert any(e.key == "WidgetButton_Go" for e in gui.get_events(GUI.PRESS))
-    x0, y0, x1, y1 = __import__("vkdiff.gui.widgets", fromlist=["_rect_px"])._rect_px(gui, 0)
+    x0, y0, x1, y1 = widgets._rect_px(gui, 0)
     gui._push_event(GUI.PRESS, GUI.LMB, ((x1 - 8) / 300, (y0 + 5) / 200), (0, 0))
     assert speed.value == 10
 

@@ -15,9 +15,13 @@ import pytest
 
 from vkdiff.gui import GUI
 from vkdiff.gui import window as gui_window
-from conftest import load_rgb, rgb
+from vkdiff.gui.png import read_image as load_rgb
 
 BG = 0x112F41
+
+
+def rgb(color):
+    return np.array([(color >> 16) & 255, (color >> 8) & 255, color & 255], dtype=np.uint8)
 
 
 def _free_display():

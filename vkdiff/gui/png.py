@@ -1,4 +1,4 @@
-"""Minimal PNG writer (numpy + zlib) used when pillow is not installed."""
+"""Minimal PNG writer and reader (numpy + zlib), used when pillow is not installed."""
 
 import struct
 import zlib
@@ -69,3 +69,14 @@ def read_png(path):
                 row[i] = (line[i] + pred) & 255
             out[y] = row
     return out.astype(np.uint8).reshape(h, w, c)
+
+
+def read_image(path):
+    """uint8 (h, w, 3) RGB of an image file, rows top-down: pillow if present,
+    else read_png (PNG only)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return read_png(path)[..., :3]
+    with Image.open(path) as im:
+        return np.asarray(im.convert("RGB"))
