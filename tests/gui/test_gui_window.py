@@ -200,3 +200,37 @@ def test_two_windows_at_once(window_gui):
     a.show()
     b.show()
     assert (a._read_window_pixels() == ea).all() and (b._read_window_pixels() == eb).all()
+
+
+def test_dropping_the_gui_closes_its_window(xvfb):
+    import gc
+    gui = GUI("dropped", res=32)
+    assert gui.show_gui
+    live = gui_window.Window.live
+    del gui
+    gc.collect()
+    assert gui_window.Window.live == live - 1
+
+
+def test_frame_is_on_the_x_screen(window_gui):
+    """What the X server displays (screen grab) contains the frame exactly."""
+    try:
+        from PIL import ImageGrab, features
+        if not features.check("xcb"):
+            raise ImportError("pillow built without XCB")
+    except ImportError as e:
+        pytest.skip(f"no X screen grab: {e}")
+    gui = window_gui(res=(120, 90))
+    draw_scene(gui, 11)
+    expect = gui.canvas.rgb_top_down()
+    gui.show()
+    deadline = time.time() + 5
+    while True:
+        gui._window.poll()
+        screen = np.asarray(ImageGrab.grab(xdisplay=os.environ["DISPLAY"]).convert("RGB"))
+        x, y = gui._window.position()
+        on_screen = screen[y:y + 90, x:x + 120]
+        if on_screen.shape == expect.shape and (on_screen == expect).all():
+            break
+        assert time.time() < deadline, "the window never showed the frame"
+        time.sleep(0.05)

@@ -15,6 +15,7 @@ import numbers
 import os
 import time
 import warnings
+import weakref
 
 import numpy as np
 
@@ -125,7 +126,16 @@ class GUI:
         global _warned_headless
         try:
             from .window import Window
-            return Window(self.name, self.res[0], self.res[1], self._push_event)
+            # The window's callbacks must not keep this GUI alive: dropping the
+            # GUI closes its window (see __del__).
+            ref = weakref.WeakMethod(self._push_event)
+
+            def on_event(*args):
+                method = ref()
+                if method is not None:
+                    method(*args)
+
+            return Window(self.name, self.res[0], self.res[1], on_event)
         except WindowUnavailable as e:
             if not _warned_headless:
                 _warned_headless = True

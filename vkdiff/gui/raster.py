@@ -15,8 +15,11 @@ are anti-aliased with coverage ``clamp(radius - distance, 0, 1)``.
 Everything is batched: candidate pixels for many shapes are generated at once
 with broadcasting (circles: a fixed box per radius class; lines: one short
 column of candidates per sample along the major axis; triangles: exact
-horizontal spans), filtered with boolean masks and scattered with fancy
-indexing, so a later shape overwrites an earlier one as in a sequential loop.
+horizontal spans), filtered into fully covered ("solid") and anti-aliased
+rim pixels, and scattered with fancy indexing.  Within one call, rims are
+blended first (overlapping rims combine their coverage as sequential blending
+of one colour would) and solid pixels are written after them in shape order,
+so a later shape's solid pixels replace an earlier one's, as in a loop.
 """
 
 import numpy as np

@@ -19,6 +19,7 @@ import atexit
 import os
 import sys
 import warnings
+import weakref
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def _ensure_init():
         if not ok:
             raise WindowUnavailable(f"GLFW could not initialise: {_errors(caught)}")
         _initialised = True
-        atexit.register(_terminate)
+        atexit.register(_at_exit)
     _load_gl()
     return glfw
 
@@ -91,6 +92,16 @@ def _terminate():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _glfw.terminate()
+
+
+def _at_exit():
+    # Close windows while PyOpenGL can still import what it needs, then GLFW.
+    for win in list(Window.open_windows):
+        try:
+            win.close()
+        except Exception:
+            pass
+    _terminate()
 
 
 def reset():
@@ -134,6 +145,7 @@ class Window:
     """One GLFW window presenting frames of a fixed size (width x height)."""
 
     live = 0
+    open_windows = weakref.WeakSet()
 
     def __init__(self, title, width, height, on_event):
         glfw = _ensure_init()
@@ -150,6 +162,7 @@ class Window:
             raise WindowUnavailable(f"GLFW could not create a window: {_errors(caught)}")
         self._win, self._tex = win, None
         Window.live += 1
+        Window.open_windows.add(self)
         try:
             self._setup_gl(glfw, gl)
         except Exception as e:  # e.g. no usable GL binding for this context
@@ -183,6 +196,10 @@ class Window:
             return (0.0, 0.0)
         x, y = _glfw.get_cursor_pos(self._win)
         return self._normalise(x, y)
+
+    def position(self):
+        """Top-left corner of the window's client area on the screen."""
+        return _glfw.get_window_pos(self._win)
 
     def _normalise(self, x, y):
         w, h = _glfw.get_window_size(self._win)
@@ -275,3 +292,4 @@ class Window:
         _glfw.destroy_window(self._win)
         self._win = None
         Window.live -= 1
+        Window.open_windows.discard(self)
