@@ -205,7 +205,10 @@ struct Ctx {
 
     std::shared_ptr<kp::Tensor> tensor(uint64_t nbytes)
     {
-        uint64_t words = std::max<uint64_t>(1, (nbytes + 3) / 4);
+        // Round up to a multiple of nonCoherentAtomSize: kp flushes the whole
+        // mapped range when it destroys the staging buffer.
+        uint64_t atom = std::max<uint64_t>(4, limits.nonCoherentAtomSize);
+        uint64_t words = (std::max<uint64_t>(nbytes, 1) + atom - 1) / atom * atom / 4;
         if (words * 4 > max_alloc)
             fail("cannot allocate a buffer of " + std::to_string(nbytes) +
                  " bytes: the device's largest allocation is " + std::to_string(max_alloc));
