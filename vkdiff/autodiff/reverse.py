@@ -313,7 +313,7 @@ def adjoint_task(task):
         rv = Reverser(task.body, active)
         if task.kind == 'parallel':
             loop = task.loop
-            for s in task.body.stmts[:-1]:
+            for s in task.body.stmts[:task.body.stmts.index(loop)]:
                 rv.replay(s)
             inner = ir.Block()
             new_loop = rv.emit('parfor', T.i32, [rv.m[loop.args[0]]], blocks=[inner], loc=loop.loc)

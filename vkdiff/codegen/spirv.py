@@ -163,8 +163,11 @@ class TaskCodegen:
         if any(s.op == 'random' for s in ir.walk(self.task.body)):
             self.init_rng()
         if self.task.kind == 'parallel':
-            self.gen_block_stmts(self.task.body.stmts[:-1])
+            stmts = self.task.body.stmts
+            k = stmts.index(self.task.loop)
+            self.gen_block_stmts(stmts[:k])
             self.gen_parfor(self.task.loop)
+            self.gen_block_stmts(stmts[k + 1:])
         else:
             is0 = self.op('OpIEqual', m.bool(), self.gid, m.u32(0))
             body, end = m.new('serial'), m.new('end')
@@ -193,12 +196,24 @@ class TaskCodegen:
             self.gen(s)
 
     def gen_parfor(self, s):
+        """Grid-stride loop over the iterations; with attrs['blocked'] each invocation takes a
+        contiguous chunk instead (used by reductions)."""
         m = self.m
         i32 = self.t(T.i32)
         total = self.values[s.args[0]]
         ivar = self.local_var(T.i32, 'i')
-        self.emit(f'OpStore {ivar} {self.op("OpBitcast", i32, self.gid)}')
+        gid = self.op('OpBitcast', i32, self.gid)
         stride = self.op('OpBitcast', i32, self.stride)
+        if s.attrs.get('blocked'):
+            chunk = self.op('OpSDiv', i32, self.op('OpISub', i32, self.op('OpIAdd', i32, total, stride),
+                                                   m.i32(1)), stride)
+            start = self.op('OpIMul', i32, gid, chunk)
+            end = self.glsl('SMin', T.i32, self.op('OpIAdd', i32, start, chunk), total)
+            self.emit(f'OpStore {ivar} {start}')
+            self.loop_skeleton(s, ivar, lambda i: self.op('OpSLessThan', m.bool(), i, end),
+                               lambda i: self.op('OpIAdd', i32, i, m.i32(1)))
+            return
+        self.emit(f'OpStore {ivar} {gid}')
         self.loop_skeleton(s, ivar, lambda i: self.op('OpSLessThan', m.bool(), i, total),
                            lambda i: self.op('OpIAdd', i32, i, stride))
 
@@ -319,6 +334,11 @@ class TaskCodegen:
             self.terminated = True
         elif op == 'random':
             self.values[s] = self.gen_random(s.dtype)
+        elif op in ('local_index', 'group_index'):
+            self.values[s] = self.op('OpBitcast', self.t(T.i32), self.builtin_x(
+                'LocalInvocationId' if op == 'local_index' else 'WorkgroupId'))
+        elif op == 'wg_sum':
+            self.values[s] = self.gen_wg_sum(s)
         else:
             raise self.fail(s, f'internal: codegen has no rule for IR op {op!r}')
 
@@ -460,6 +480,51 @@ class TaskCodegen:
     def gen_atomic(self, s):
         from .atomics import gen_atomic
         return gen_atomic(self, s)
+
+    # ------------------------------------------------------------ workgroup reduction
+    def builtin_x(self, name):
+        m = self.m
+        u32 = m.scalar(T.u32)
+        v3 = m.vector(u32, 3)
+        var = m._cached(('builtin', name), lambda: self._builtin_var(name, v3))
+        return self.op('OpCompositeExtract', u32, self.op('OpLoad', v3, var), '0')
+
+    def _builtin_var(self, name, v3):
+        var = self.m._global('bi', f'OpVariable {self.m.pointer("Input", v3)} Input')
+        self.m.decorations.append(f'OpDecorate {var} BuiltIn {name}')
+        self.interface.append(var)
+        return var
+
+    def gen_wg_sum(self, s):
+        """Sum of a value over the workgroup (shared-memory tree; in uniform control flow)."""
+        m, dt = self.m, s.dtype
+        t = self.t(dt)
+        arr = m.array(t, LOCAL_SIZE)
+        sh = m._global('shared', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup')
+        pw = m.pointer('Workgroup', t)
+        lid = self.op('OpBitcast', self.t(T.i32), self.builtin_x('LocalInvocationId'))
+        add = 'OpFAdd' if dt.is_float else 'OpIAdd'
+
+        def barrier():
+            self.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
+        self.emit(f'OpStore {self.op("OpAccessChain", pw, sh, lid)} {self.values[s.args[0]]}')
+        barrier()
+        half = LOCAL_SIZE // 2
+        while half >= 1:
+            cond = self.op('OpSLessThan', m.bool(), lid, m.i32(half))
+            then, end = m.new('red'), m.new('redm')
+            self.emit(f'OpSelectionMerge {end} None')
+            self.emit(f'OpBranchConditional {cond} {then} {end}')
+            self.terminated = True
+            self.label(then)
+            pa = self.op('OpAccessChain', pw, sh, lid)
+            pb = self.op('OpAccessChain', pw, sh, self.op('OpIAdd', self.t(T.i32), lid, m.i32(half)))
+            self.emit(f'OpStore {pa} {self.op(add, t, self.op("OpLoad", t, pa), self.op("OpLoad", t, pb))}')
+            self.branch(end)
+            self.label(end)
+            barrier()
+            half //= 2
+        return self.op('OpLoad', t, self.op('OpAccessChain', pw, sh, m.i32(0)))
 
     # ------------------------------------------------------------ random numbers
     def init_rng(self):

@@ -8,6 +8,7 @@ from ..codegen import tools
 from ..codegen.atomics import fields_needing_int_view
 from ..codegen.spirv import LOCAL_SIZE, PushLayout, TaskCodegen
 from ..passes.lower import lower_task
+from ..passes.reduction import optimize_reductions
 from ..passes.tasks import split_tasks
 from . import state
 
@@ -15,7 +16,6 @@ from . import state
 class CompiledTask:
     def __init__(self, task, push, rt):
         self.task = task
-        lower_task(task, rt.features)
         self.fields = task.fields()
         reads, writes = task.accesses()
         self.read_fields, self.write_fields = reads, writes
@@ -31,6 +31,9 @@ class CompiledTask:
     def groups(self, args):
         if self.total is None:
             return 1
+        fixed = self.task.loop.attrs.get('groups')
+        if fixed:
+            return fixed
         n = _host_eval(self.total, args)
         if n is None:
             return self.max_groups
@@ -43,6 +46,17 @@ def _max_groups(rt):
     if env:
         return int(env)
     return 65535
+
+
+def reduction_groups(rt):
+    """Workgroups of a reducing task: enough to fill the device, few enough that the partial
+    sums stay cheap. A CPU driver (lavapipe, SwiftShader) needs few."""
+    import os
+    env = os.environ.get('VKDIFF_REDUCTION_GROUPS')
+    if env:
+        return int(env)
+    cpu = any(k in rt.name.lower() for k in ('llvmpipe', 'swiftshader', 'cpu'))
+    return 64 if cpu else 1024
 
 
 def _host_eval(s, args):
@@ -70,7 +84,12 @@ class TaskList:
         self.tasks = tasks            # the IR, kept as built (before lowering) for autodiff
         self.push, self.packer, self.converters = push, packer, converters
         self.ret_field = ret_field
-        self.ctasks = [CompiledTask(t.clone(), push, rt) for t in tasks]
+        self.ctasks = []
+        for t in tasks:
+            t = t.clone()
+            lower_task(t, rt.features)
+            for u in optimize_reductions(t, rt.features, reduction_groups(rt)):
+                self.ctasks.append(CompiledTask(u, push, rt))
 
     def pack(self, args):
         rt = state.runtime()

@@ -17,7 +17,9 @@ class Task:
 
     @property
     def loop(self):
-        return self.body.stmts[-1] if self.kind == 'parallel' else None
+        if self.kind != 'parallel':
+            return None
+        return next(s for s in self.body.stmts if s.op == 'parfor')
 
     def accesses(self):
         """(fields read, fields written) by this task."""

@@ -1,0 +1,217 @@
+"""Pass: fast, precise accumulation into contended field elements (after autodiff, before codegen).
+
+`U[None] += e` in a parallel loop is N atomic adds on one address: slow under contention and,
+in f32, inaccurate. In a task whose atomic adds have loop-invariant indices, each thread sums into
+a private accumulator (f64 where the device has it) over a contiguous chunk of iterations, the
+workgroup sums those in shared memory (`wg_sum`), each workgroup writes one partial, and a small
+serial task adds the partials in order and does a single atomic add: deterministic and exact to
+the last f32 rounding.
+
+Atomic adds whose index varies (`x.grad[i] += ...` in an (i, j) loop) are accumulated per thread
+while the index stays the same, and flushed with one atomic when it changes ("segmented"); with
+contiguous chunks of iterations per thread that removes most atomics on i-major loops."""
+from .. import ir
+from .. import types as T
+from ..codegen.spirv import LOCAL_SIZE
+
+
+def _invariant(s, loop):
+    """True if s does not depend on anything computed inside the parallel loop."""
+    inside = set(ir.walk(loop.blocks[0])) | {loop}
+    stack, seen = [s], set()
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x in inside or x.op not in ir.PURE:
+            return False
+        stack.extend(x.args)
+    return True
+
+
+def _candidates(task):
+    loop = task.loop
+    body = list(ir.walk(loop.blocks[0]))
+    users = {}
+    for s in body:
+        for a in s.args:
+            users[a] = users.get(a, 0) + 1
+    touched_otherwise = {s.field for s in body if s.op in ('gload', 'gstore') or
+                         (s.op == 'atomic' and s.attrs['fn'] not in ('add', 'sub'))}
+    out = []
+    for s in body:
+        if s.op == 'atomic' and s.attrs['fn'] in ('add', 'sub') and not users.get(s) \
+                and s.field not in touched_otherwise and not s.field.dtype.is_bool:
+            out.append(s)
+    return out
+
+
+def _emit(block, op, dtype=None, args=(), attrs=None, blocks=(), at=None):
+    st = ir.Stmt(op, dtype, args, attrs, blocks)
+    if at is None:
+        return block.append(st)
+    block.insert(at, st)
+    return st
+
+
+def _const(block, v, dt, at=None):
+    c = ir.const(v, dt)
+    if at is None:
+        return block.append(c)
+    block.insert(at, c)
+    return c
+
+
+def optimize_reductions(task, features, groups):
+    """Returns the list of tasks replacing `task` (itself, plus finishing tasks)."""
+    if task.kind != 'parallel' or task.loop.attrs.get('groups'):
+        return [task]
+    cands = _candidates(task)
+    if not cands:
+        return [task]
+    loop = task.loop
+    loop.attrs['groups'] = groups
+    loop.attrs['blocked'] = True
+    body = task.body
+    pos = body.stmts.index(loop)
+    extra = []
+    uniform = [s for s in cands if all(_invariant(i, loop) for i in s.indices)]
+    for k, s in enumerate(uniform):
+        dt = s.field.dtype
+        acc_t = T.f64 if dt.is_float and features.get('float64') else dt
+        acc = _emit(body, 'alloca', acc_t, at=pos)
+        zero = _const(body, 0, acc_t, at=pos + 1)
+        _emit(body, 'store', None, [acc, zero], at=pos + 2)
+        pos += 3
+        target = (s.field, s.attrs['comp'], s.attrs['fn'], list(s.indices))
+        _replace_with_accumulate(s, acc, acc_t)
+        partials = _partials_field(task, k, acc_t, groups)
+        total = _emit(body, 'wg_sum', acc_t, [_emit(body, 'load', acc_t, [acc])])
+        lid = _emit(body, 'local_index', T.i32)
+        is0 = _emit(body, 'eq', T.u1, [lid, _const(body, 0, T.i32)])
+        then = ir.Block()
+        gid = _emit(then, 'group_index', T.i32)
+        _emit(then, 'gstore', None, [gid, total], {'field': partials, 'comp': 0})
+        _emit(body, 'if', None, [is0], blocks=[then, ir.Block()])
+        extra.append(_finish_task(task, k, target, partials, acc_t, groups))
+    for s in cands:
+        if s not in uniform:
+            pos = _segmented(task, s, pos)
+    return [task] + extra
+
+
+def _replace_with_accumulate(s, acc, acc_t):
+    """atomic F[I] (+|-)= v  ->  acc = acc (+|-) v   (in place)."""
+    blk = s.parent
+    i = blk.stmts.index(s)
+    v = s.value_arg
+    if v.dtype is not acc_t:
+        v = ir.Stmt('cast', acc_t, [v])
+        blk.insert(i, v)
+        i += 1
+    old = ir.Stmt('load', acc_t, [acc])
+    blk.insert(i, old)
+    new = ir.Stmt('add', acc_t, [old, v])  # the sum of the values; the final atomic applies fn
+    blk.insert(i + 1, new)
+    s.op, s.dtype, s.args, s.attrs = 'store', None, [acc, new], {}
+
+
+def _partials_field(task, k, dtype, groups):
+    from ..lang.field import Field
+    f = Field(dtype, (groups,), name=f'{task.name}.partials{k}')
+    f.is_temporary = True
+    return f
+
+
+def _finish_task(task, k, target, partials, acc_t, groups):
+    """Serial: sum the per-workgroup partials in order, then one atomic add into the target."""
+    from .tasks import Task
+    field, comp, fn, indices = target
+    body = ir.Block()
+    mapping = {}
+    for st in _pure_closure(indices):
+        body.append(ir.clone_stmt(st, mapping))
+    acc = _emit(body, 'alloca', acc_t)
+    _emit(body, 'store', None, [acc, _const(body, 0, acc_t)])
+    loop_body = ir.Block()
+    loop = _emit(body, 'for', T.i32, [_const(body, 0, T.i32), _const(body, groups, T.i32)],
+                 {'step': 1}, blocks=[loop_body])
+    p = _emit(loop_body, 'gload', acc_t, [loop], {'field': partials, 'comp': 0})
+    old = _emit(loop_body, 'load', acc_t, [acc])
+    _emit(loop_body, 'store', None, [acc, _emit(loop_body, 'add', acc_t, [old, p])])
+    total = _emit(body, 'load', acc_t, [acc])
+    if acc_t is not field.dtype:
+        total = _emit(body, 'cast', field.dtype, [total])
+    _emit(body, 'atomic', field.dtype, [mapping[i] for i in indices] + [total],
+          {'field': field, 'comp': comp, 'fn': fn})
+    return Task('serial', body, f'{task.name}_sum{k}')
+
+
+def _pure_closure(roots):
+    order, seen = [], set()
+
+    def visit(x):
+        if x in seen:
+            return
+        seen.add(x)
+        for a in x.args:
+            visit(a)
+        order.append(x)
+    for r in roots:
+        visit(r)
+    return order
+
+
+def _segmented(task, s, pos):
+    """Per-thread run-length accumulation of atomic adds whose index varies."""
+    body = task.body
+    dt, target = s.field.dtype, (s.field, s.attrs['comp'], s.attrs['fn'])
+    indices, v = s.indices, s.value_arg
+    # prologue: acc = 0; last_k = -1
+    pro = ir.Block()
+    acc = pro.append(ir.Stmt('alloca', dt))
+    pro.append(ir.Stmt('store', None, [acc, pro.append(ir.const(0, dt))]))
+    last = []
+    for _ in indices:
+        var = pro.append(ir.Stmt('alloca', T.i32))
+        pro.append(ir.Stmt('store', None, [var, pro.append(ir.const(-1, T.i32))]))
+        last.append(var)
+    for k, st in enumerate(pro.stmts):
+        body.insert(pos + k, st)
+    pos += len(pro.stmts)
+    # in the loop: if index != last: flush; last = index; acc = 0.   acc += v
+    blk = s.parent
+    pre = ir.Block()
+    changed = None
+    for var, ix in zip(last, indices):
+        ne = pre.append(ir.Stmt('ne', T.u1, [pre.append(ir.Stmt('load', T.i32, [var])), ix]))
+        changed = ne if changed is None else pre.append(ir.Stmt('lor', T.u1, [changed, ne]))
+    then = _flush_block(acc, last, dt, target)
+    for var, ix in zip(last, indices):
+        then.append(ir.Stmt('store', None, [var, ix]))
+    then.append(ir.Stmt('store', None, [acc, then.append(ir.const(0, dt))]))
+    pre.append(ir.Stmt('if', None, [changed], blocks=[then, ir.Block()]))
+    old = pre.append(ir.Stmt('load', dt, [acc]))
+    new = pre.append(ir.Stmt('add', dt, [old, v]))
+    i = blk.stmts.index(s)
+    for k, st in enumerate(pre.stmts):
+        blk.insert(i + k, st)
+    s.op, s.dtype, s.args, s.attrs = 'store', None, [acc, new], {}
+    # after the loop: flush what is left
+    for st in _flush_block(acc, last, dt, target).stmts:
+        body.append(st)
+    return pos
+
+
+def _flush_block(acc, last, dt, target):
+    """if the current run is valid (last index >= 0): atomic F[last] (+|-)= acc."""
+    field, comp, fn = target
+    b = ir.Block()
+    lv = [b.append(ir.Stmt('load', T.i32, [v])) for v in last]
+    valid = b.append(ir.Stmt('ge', T.u1, [lv[0], b.append(ir.const(0, T.i32))]))
+    inner = ir.Block()
+    a = inner.append(ir.Stmt('load', dt, [acc]))
+    inner.append(ir.Stmt('atomic', dt, lv + [a], {'field': field, 'comp': comp, 'fn': fn}))
+    b.append(ir.Stmt('if', None, [valid], blocks=[inner, ir.Block()]))
+    return b
