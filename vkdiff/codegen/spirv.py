@@ -119,6 +119,12 @@ class TaskCodegen:
         self.interface = [self.gid_var, self.nwg_var]
         # storage buffers
         self.buffers = {}
+        read, written = set(), set()
+        for s in ir.walk(self.task.body):
+            if s.op in ('gload', 'atomic'):
+                read.add(s.field)
+            if s.op in ('gstore', 'atomic'):
+                written.add(s.field)
         for k, f in enumerate(self.fields):
             et = self.storage_type(f)
             blk = m.buffer_block(m.scalar(et), et.nbytes)
@@ -126,6 +132,11 @@ class TaskCodegen:
             m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
             m.decorations.append(f'OpDecorate {var} Binding {k}')
             m.names.append(f'OpName {var} "{_safe(f.name)}"')
+            # read-only / write-only bindings let drivers (and synchronization validation) know
+            if f not in written:
+                m.decorations.append(f'OpDecorate {var} NonWritable')
+            elif f not in read:
+                m.decorations.append(f'OpDecorate {var} NonReadable')
             self.buffers[f] = var
         # push constants
         members = [m.scalar(t) for t in self.push.members]

@@ -1,0 +1,23 @@
+"""Shared fixtures: every test starts from a fresh `ti.init()` (fields, kernels and the runtime
+are reset), so tests never see each other's state."""
+import pytest
+
+import vkdiff as ti
+
+
+@pytest.fixture(autouse=True)
+def fresh_vkdiff():
+    ti.init()
+    yield
+    ti.reset()
+    _fail_on_validation_messages()
+
+
+def _fail_on_validation_messages():
+    """Under VKDIFF_VALIDATION=1 a test fails if the Khronos validation layer reported anything
+    (error or warning, synchronization validation included) while it ran."""
+    from vkdiff.runtime import validation
+    if validation.enabled():
+        msgs = validation.read_new_messages()
+        if msgs:
+            pytest.fail(f'{len(msgs)} validation-layer message(s):\n' + '\n'.join(msgs[:5]))
