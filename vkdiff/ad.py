@@ -36,7 +36,7 @@ class Tape:
         if self.clear_gradients:
             clear_all_gradients()
         if self.loss is not None:
-            self.loss[None] = 0
+            self.loss.fill(0)  # on the device: no host sync inside the time loop
         state.tape = self
         return self
 
@@ -52,7 +52,7 @@ class Tape:
             return False
         self.check()
         if self.loss is not None:
-            self.loss.grad[None] = 1
+            self.loss.grad.fill(1)
         self.grad()
         return False
 
