@@ -458,7 +458,9 @@ class FunctionBuilder:
             raise error('continue outside a loop')
         emit('continue')
 
-    top_level = property(lambda self: len(self.scopes) == 1 and current().blocks[-1] is self.kernel.body)
+    # the kernel's own block: a for loop emitted straight into it is parallel (also from a func
+    # inlined there, or under ti.static if/for, which emit nothing of their own)
+    top_level = property(lambda self: current().blocks[-1] is self.kernel.body)
 
     def build_For(self, node):
         from .loops import build_for

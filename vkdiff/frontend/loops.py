@@ -70,7 +70,7 @@ def build_for(fb, node):
             raise error('ti.grouped loops bind one index vector')
     elif len(names) != len(dims):
         raise error(f'the loop binds {len(names)} names but iterates over {len(dims)} dimensions')
-    parallel = fb.is_kernel and fb.loop_depth == 0 and not fb.in_parfor and fb.top_level
+    parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level
     if parallel:
         _parallel_for(fb, node, names, dims, grouped)
     else:
@@ -96,7 +96,7 @@ def _trip_count(lo, hi, step):
 
 def _parallel_for(fb, node, names, dims, grouped):
     counts = [_trip_count(lo, hi, step) for lo, hi, step in dims]
-    total = counts[0]
+    total = counts[0] if counts else 1  # a 0-D field: one iteration
     for c in counts[1:]:
         total = ops.binary('mul', total, c)
     body = ir.Block()
