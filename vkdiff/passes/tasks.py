@@ -146,7 +146,8 @@ def _clone_pure_closure(roots, defined_at_top):
     mapping = {}
     out = []
     for s in order:
-        if s.op not in ir.PURE and s.op != 'gload':
+        # an alloca gets here only when this task alone uses it (shared ones were promoted)
+        if s.op not in ir.PURE and s.op not in ('gload', 'alloca'):
             raise ir_error(s)
         c = ir.clone_stmt(s, mapping)
         out.append(c)
