@@ -49,6 +49,14 @@ class _LoopCtl(Exception):
     pass
 
 
+class _StaticBreak(_LoopCtl):
+    """`break` directly in a ti.static loop body: stop unrolling."""
+
+
+class _StaticContinue(_LoopCtl):
+    """`continue` directly in a ti.static loop body: skip the rest of this unrolled copy."""
+
+
 def parse_function(fn):
     """The function's AST, with its file and first line for error messages."""
     try:
@@ -88,6 +96,8 @@ class FunctionBuilder:
         self.loop_depth = 0      # serial loops enclosing the current statement
         self.static_depth = 0
         self.in_parfor = False
+        self.loops = []          # enclosing loops, innermost last: 'serial', 'parallel', or
+        #                          ('static', emitter block depth at the unrolled body)
         self.result = None       # (lvalue) for funcs that return from inside branches
         self.top_block = None    # the block a func is inlined into, and where it starts
         self.top_index = 0
@@ -439,24 +449,33 @@ class FunctionBuilder:
                 with current().open(exit_b):
                     emit('break')
             self.loop_depth += 1
+            self.loops.append('serial')
             try:
                 self.build_scoped(node.body)
             finally:
+                self.loops.pop()
                 self.loop_depth -= 1
 
     def build_Break(self, node):
-        if self.static_depth and not self.loop_depth:
-            raise error('break inside a ti.static loop is not supported')
-        if not self.loop_depth:
-            raise error('break is not allowed in a parallel for loop')
-        emit('break')
+        self._loop_control('break', _StaticBreak)
 
     def build_Continue(self, node):
-        if self.static_depth and not self.loop_depth and not self.in_parfor:
-            raise error('continue inside a ti.static loop is not supported')
-        if not self.loop_depth and not self.in_parfor:
-            raise error('continue outside a loop')
-        emit('continue')
+        self._loop_control('continue', _StaticContinue)
+
+    def _loop_control(self, what, static_exc):
+        """break/continue act on the innermost loop, as in Python: a run-time loop gets the IR
+        statement; a ti.static loop is cut short while unrolling."""
+        if not self.loops:
+            raise error(f'{what} outside a loop')
+        inner = self.loops[-1]
+        if isinstance(inner, tuple):
+            if len(current().blocks) != inner[1]:
+                raise error(f'{what} in a ti.static loop must not be inside a run-time if; use '
+                            'ti.static(...) for the condition')
+            raise static_exc()
+        if inner == 'parallel' and what == 'break':
+            raise error('break is not allowed in a parallel for loop')
+        emit(what)
 
     # the kernel's own block: a for loop emitted straight into it is parallel (also from a func
     # inlined there, or under ti.static if/for, which emit nothing of their own)

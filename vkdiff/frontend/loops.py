@@ -94,60 +94,79 @@ def _trip_count(lo, hi, step):
                                                                   -step - 1), -step), 0)
 
 
-def _parallel_for(fb, node, names, dims, grouped):
+def _flat_count(dims):
+    """Trip count of each dimension, and of all of them together (one flat loop)."""
     counts = [_trip_count(lo, hi, step) for lo, hi, step in dims]
     total = counts[0] if counts else 1  # a 0-D field: one iteration
     for c in counts[1:]:
         total = ops.binary('mul', total, c)
+    return counts, total
+
+
+def _unflatten(lin, dims, counts):
+    """The loop indices of the flat iteration number `lin` (last dimension fastest)."""
+    idx = []
+    stride = 1
+    for d in reversed(range(len(dims))):
+        (lo, hi, step), c = dims[d], counts[d]
+        k = ops.binary('floordiv', lin, stride) if not (ops.is_number(stride) and stride == 1) else lin
+        if d > 0:
+            k = ops.binary('mod', k, c)
+        idx.append(ops.binary('add', lo, ops.binary('mul', k, step)) if step != 1 else
+                   ops.binary('add', lo, k) if not (ops.is_number(lo) and lo == 0) else k)
+        stride = ops.binary('mul', stride, c)
+    idx.reverse()
+    return idx
+
+
+def _parallel_for(fb, node, names, dims, grouped):
+    counts, total = _flat_count(dims)
     body = ir.Block()
     loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
     with current().open(body):
-        lin = Value(loop)
-        idx = []
-        stride = 1
-        for d in reversed(range(len(dims))):
-            (lo, hi, step), c = dims[d], counts[d]
-            k = ops.binary('floordiv', lin, stride) if not (ops.is_number(stride) and stride == 1) else lin
-            if d > 0:
-                k = ops.binary('mod', k, c)
-            idx.append(ops.binary('add', lo, ops.binary('mul', k, step)) if step != 1 else
-                       ops.binary('add', lo, k) if not (ops.is_number(lo) and lo == 0) else k)
-            stride = ops.binary('mul', stride, c)
-        idx.reverse()
+        idx = _unflatten(Value(loop), dims, counts)
         fb.scopes.append({})
         fb.in_parfor = True
+        fb.loops.append('parallel')
         try:
             _bind_indices(fb, names, idx, grouped)
             fb.build_body(node.body)
         finally:
+            fb.loops.pop()
             fb.in_parfor = False
             fb.scopes.pop()
 
 
-def _serial_for(fb, node, names, dims, grouped, idx=None):
-    idx = idx or []
-    lo, hi, step = dims[0]
+def _serial_for(fb, node, names, dims, grouped):
+    """One run-time loop; several dimensions are flattened into it, so that `break` leaves the
+    whole loop as in Python."""
+    if len(dims) == 1:
+        lo, hi, step = dims[0]
+    else:
+        counts, total = _flat_count(dims)
+        lo, hi, step = 0, total, 1
     body = ir.Block()
     loop = emit('for', T.i32, [ops.as_value(lo, T.i32), ops.as_value(hi, T.i32)],
                 attrs={'step': int(step)}, blocks=[body])
     with current().open(body):
-        idx = idx + [Value(loop)]
-        if len(dims) > 1:
-            _serial_for(fb, node, names, dims[1:], grouped, idx)
-            return
+        idx = [Value(loop)] if len(dims) == 1 else _unflatten(Value(loop), dims, counts)
         fb.scopes.append({})
         fb.loop_depth += 1
+        fb.loops.append('serial')
         try:
             _bind_indices(fb, names, idx, grouped)
             fb.build_body(node.body)
         finally:
+            fb.loops.pop()
             fb.loop_depth -= 1
             fb.scopes.pop()
 
 
 def _static_for(fb, node, iterable):
+    from .builder import _StaticBreak, _StaticContinue
     names = _target_names(node.target)
     fb.static_depth += 1
+    fb.loops.append(('static', len(current().blocks)))
     try:
         for item in iterable:
             fb.scopes.append({})
@@ -161,7 +180,12 @@ def _static_for(fb, node, iterable):
                     for n, v in zip(names, vals):
                         fb.scopes[-1][n] = v
                 fb.build_body(node.body)
+            except _StaticContinue:
+                pass
+            except _StaticBreak:
+                break
             finally:
                 fb.scopes.pop()
     finally:
+        fb.loops.pop()
         fb.static_depth -= 1
