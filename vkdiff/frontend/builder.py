@@ -91,6 +91,9 @@ class FunctionBuilder:
         self.kernel = kernel  # the KernelBuilder state: args, return
         self.is_kernel = is_kernel
         self.fdef, self.file, self.line0, self.lines = parse_function(fn)
+        if not is_kernel:
+            self.fdef.body = _structure_returns(self.fdef.body)
+        self.returned = False    # a kernel's top-level return was built: the rest is dead
         self.globals = function_scope(fn)
         self.scopes = [{}]
         self.loop_depth = 0      # serial loops enclosing the current statement
@@ -147,6 +150,8 @@ class FunctionBuilder:
 
     def build_body(self, stmts):
         for s in stmts:
+            if self.returned:
+                return
             self(s)
 
     # ---------------------------------------------------------------- reading names
@@ -488,9 +493,16 @@ class FunctionBuilder:
     def build_Return(self, node):
         value = self(node.value) if node.value is not None else None
         if self.is_kernel:
+            if not self.top_level or any(not isinstance(lp, tuple) for lp in self.loops):
+                raise error('a kernel can return only from its top level, outside run-time '
+                            'if/for/while; assign the result to a variable and return it last')
             self.kernel.set_return(value)
+            self.returned = True
             return
         at_top = current().blocks[-1] is self.top_block
+        if not at_top and self.loops:
+            raise error('return inside a loop is not supported in a ti.func; store the result '
+                        'in a variable, break, and return it after the loop')
         if self.result is None:
             if at_top:
                 raise _Return(value)
@@ -518,6 +530,44 @@ class FunctionBuilder:
 class _Return(Exception):
     def __init__(self, value):
         self.value = value
+
+
+def _structure_returns(stmts):
+    """A func body in which every return ends its path: the statements after an `if` that
+    returns in some branch are moved into (copies for) the branches that go on, recursively,
+    so a return inside a run-time if never lets later code run."""
+    import copy
+    out = []
+    for k, s in enumerate(stmts):
+        out.append(s)
+        if isinstance(s, ast.If) and _has_return(s):
+            rest = stmts[k + 1:]
+            for attr in ('body', 'orelse'):
+                branch = getattr(s, attr)
+                if rest and not _always_returns(branch):
+                    branch = branch + copy.deepcopy(rest)
+                setattr(s, attr, _structure_returns(branch))
+            break
+        if isinstance(s, ast.Return):
+            break  # the rest is dead, as in Python
+    return out
+
+
+def _has_return(node):
+    """A return in this if's branches (loops excluded: a return there is an error anyway)."""
+    for s in node.body + node.orelse:
+        if isinstance(s, ast.Return) or isinstance(s, ast.If) and _has_return(s):
+            return True
+    return False
+
+
+def _always_returns(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
 
 
 class _Starred:
