@@ -110,6 +110,13 @@ class TaskList:
     def ir(self):
         return '\n'.join(t.ir() for t in self.tasks)
 
+    def tangent(self):
+        """The forward-mode (JVP) version of these tasks; of an adjoint, forward-over-reverse."""
+        if getattr(self, '_tangent', None) is None:
+            from ..autodiff.forward import build_tangent
+            self._tangent = build_tangent(self)
+        return self._tangent
+
     def spirv(self):
         return '\n'.join(f'; ---- task {ct.task.name}\n' + tools.disassemble(ct.binary)
                           for ct in self.ctasks)
