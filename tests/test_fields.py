@@ -1,0 +1,297 @@
+"""Fields: dtypes, shapes, layouts, host access, numpy transfer."""
+import time
+
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+NP = {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32, ti.u32: np.uint32,
+      ti.i64: np.int64}
+
+
+@pytest.mark.parametrize('dt', [ti.f32, ti.f64, ti.i32, ti.u32, ti.i64])
+def test_dtypes_roundtrip_through_kernel(dt):
+    x = ti.field(dt, shape=16)
+    y = ti.field(dt, shape=16)
+    assert x.dtype is dt
+
+    @ti.kernel
+    def k():
+        for i in x:
+            y[i] = x[i] * 3 + 1
+
+    a = np.arange(16).astype(NP[dt])
+    x.from_numpy(a)
+    k()
+    out = y.to_numpy()
+    assert out.dtype == NP[dt]
+    np.testing.assert_array_equal(out, a * 3 + 1)
+
+
+def test_python_types_mean_defaults():
+    x = ti.field(float, shape=3)
+    n = ti.field(int, shape=3)
+    assert x.dtype is ti.f32 and n.dtype is ti.i32
+    assert x.to_numpy().dtype == np.float32 and n.to_numpy().dtype == np.int32
+    ti.init(default_fp=ti.f64, default_ip=ti.i64)
+    x = ti.field(float, shape=3)
+    n = ti.field(int, shape=3)
+    assert x.dtype is ti.f64 and n.dtype is ti.i64
+
+
+def test_zero_d_field():
+    x = ti.field(ti.f32, shape=())
+    assert x.shape == ()
+
+    @ti.kernel
+    def k():
+        x[None] = x[None] + 2.5
+
+    x[None] = 1.0
+    k()
+    assert x[None] == 3.5
+    assert x.to_numpy().shape == ()
+
+
+@pytest.mark.parametrize('shape', [(5,), (3, 4), (2, 3, 4), (2, 3, 2, 3)])
+def test_shapes_1d_to_4d(shape):
+    x = ti.field(ti.i32, shape=shape)
+    assert x.shape == shape
+
+    @ti.kernel
+    def k():
+        for I in ti.grouped(x):
+            v = 0
+            for d in ti.static(range(len(shape))):
+                v = v * 10 + I[d]
+            x[I] = v
+
+    k()
+    idx = np.indices(shape)
+    want = np.zeros(shape, np.int32)
+    for d in range(len(shape)):
+        want = want * 10 + idx[d]
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    last = tuple(s - 1 for s in shape)
+    assert x[last] == want[last]
+
+
+def test_vector_and_matrix_fields():
+    v = ti.Vector.field(3, ti.f32, shape=(4, 5))
+    m = ti.Matrix.field(2, 3, ti.i32, shape=6)
+    assert v.shape == (4, 5) and m.shape == (6,)
+    assert v.to_numpy().shape == (4, 5, 3)
+    assert m.to_numpy().shape == (6, 2, 3)
+
+    @ti.kernel
+    def k():
+        for i, j in v:
+            v[i, j] = ti.Vector([i, j, i + j])
+        for i in m:
+            for a, b in ti.static(ti.ndrange(2, 3)):
+                m[i][a, b] = i * 100 + a * 10 + b
+
+    k()
+    vn = v.to_numpy()
+    ii, jj = np.indices((4, 5))
+    np.testing.assert_array_equal(vn, np.stack([ii, jj, ii + jj], -1).astype(np.float32))
+    mn = m.to_numpy()
+    want = np.arange(6)[:, None, None] * 100 + np.arange(2)[None, :, None] * 10 + np.arange(3)
+    np.testing.assert_array_equal(mn, want)
+
+
+def test_root_dense_place():
+    x = ti.field(ti.f32)
+    y = ti.field(ti.i32)
+    ti.root.dense(ti.ij, (3, 4)).place(x, y)
+    assert x.shape == (3, 4) and y.shape == (3, 4)
+
+    @ti.kernel
+    def k():
+        for i, j in x:
+            x[i, j] = i + 0.5 * j
+            y[i, j] = i * j
+
+    k()
+    ii, jj = np.indices((3, 4))
+    np.testing.assert_allclose(x.to_numpy(), ii + 0.5 * jj)
+    np.testing.assert_array_equal(y.to_numpy(), ii * jj)
+
+
+def test_root_dense_int_dimensions():
+    x = ti.field(ti.f32)
+    ti.root.dense(ti.i, 7).place(x)
+    assert x.shape == (7,)
+
+
+def test_root_place_shapeless():
+    s = ti.field(ti.f32)
+    ti.root.place(s)
+    assert s.shape == ()
+
+    @ti.kernel
+    def k():
+        s[None] = 42.0
+
+    k()
+    assert s[None] == 42.0
+
+
+def test_host_access_scalar():
+    x = ti.field(ti.i32, shape=(3, 4))
+    x[1, 2] = 7
+    x[2, 3] = -1
+    assert x[1, 2] == 7 and x[2, 3] == -1 and x[0, 0] == 0
+    y = ti.field(ti.f32, shape=5)
+    y[4] = 1.5
+    assert y[4] == 1.5
+    assert isinstance(y[4], float) and isinstance(x[1, 2], int)
+
+
+def test_host_access_vector():
+    v = ti.Vector.field(2, ti.f32, shape=4)
+    v[1] = [3.0, 4.0]
+    v[2] = ti.Vector([5.0, 6.0])
+    assert v[1][0] == 3.0 and v[1][1] == 4.0
+    assert list(v[2]) == [5.0, 6.0]
+    np.testing.assert_array_equal(v.to_numpy(), [[0, 0], [3, 4], [5, 6], [0, 0]])
+    m = ti.Matrix.field(2, 2, ti.f32, shape=())
+    m[None] = [[1, 2], [3, 4]]
+    assert m[None][1, 0] == 3.0
+
+
+def test_host_writes_seen_by_kernel_and_back():
+    x = ti.field(ti.f32, shape=4)
+
+    @ti.kernel
+    def double():
+        for i in x:
+            x[i] = x[i] * 2
+
+    x[0] = 1.0
+    x[3] = 2.0
+    double()
+    assert x[0] == 2.0 and x[3] == 4.0
+    x[1] = 5.0
+    double()
+    np.testing.assert_array_equal(x.to_numpy(), [4, 10, 0, 8])
+
+
+def test_from_numpy_checks():
+    x = ti.field(ti.f32, shape=(2, 3))
+    x.from_numpy(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError):
+        x.from_numpy(np.zeros((3, 2), np.float32))
+    with pytest.raises(ValueError):
+        x.from_numpy(np.zeros(6, np.float32))
+    np.testing.assert_array_equal(x.to_numpy(), np.ones((2, 3)))
+    n = ti.field(ti.i32, shape=3)
+    n.from_numpy(np.array([1, 2, 3]))
+    with pytest.raises(ValueError):
+        n.from_numpy(np.array([0.5, 1.5, 2.5]))
+    np.testing.assert_array_equal(n.to_numpy(), [1, 2, 3])
+    v = ti.Vector.field(2, ti.f32, shape=3)
+    with pytest.raises(ValueError):
+        v.from_numpy(np.zeros((3,), np.float32))
+    v.from_numpy(np.arange(6, dtype=np.float32).reshape(3, 2))
+    np.testing.assert_array_equal(v.to_numpy(), np.arange(6).reshape(3, 2))
+
+
+def test_from_numpy_converts_dtype():
+    x = ti.field(ti.f32, shape=4)
+    x.from_numpy(np.array([1.5, 2.5, 3.5, 4.5], np.float64))
+    np.testing.assert_array_equal(x.to_numpy(), [1.5, 2.5, 3.5, 4.5])
+    y = ti.field(ti.f64, shape=4)
+    y.from_numpy(np.arange(4, dtype=np.int32))
+    np.testing.assert_array_equal(y.to_numpy(), [0, 1, 2, 3])
+
+
+def test_to_numpy_is_a_copy():
+    x = ti.field(ti.i32, shape=3)
+    a = x.to_numpy()
+    a[0] = 99
+    assert x[0] == 0
+
+
+def test_fill():
+    x = ti.field(ti.f32, shape=(3, 3))
+    x.fill(2.5)
+    np.testing.assert_array_equal(x.to_numpy(), np.full((3, 3), 2.5))
+    v = ti.Vector.field(3, ti.i32, shape=4)
+    v.fill(7)
+    np.testing.assert_array_equal(v.to_numpy(), np.full((4, 3), 7))
+    s = ti.field(ti.i32, shape=())
+    s.fill(-3)
+    assert s[None] == -3
+
+    @ti.kernel
+    def k():
+        for i, j in x:
+            x[i, j] += 1
+
+    k()
+    x.fill(0.0)
+    np.testing.assert_array_equal(x.to_numpy(), np.zeros((3, 3)))
+
+
+def test_out_of_range_host_index():
+    x = ti.field(ti.i32, shape=(3, 4))
+    x.from_numpy(np.arange(12, dtype=np.int32).reshape(3, 4))
+    for key in [(3, 0), (0, 4), (5, 5), (-4, 0)]:
+        with pytest.raises(IndexError):
+            x[key] = 1
+        with pytest.raises(IndexError):
+            _ = x[key]
+    with pytest.raises(IndexError):
+        x[1] = 5  # too few indices
+    with pytest.raises(IndexError):
+        x[1, 2, 3] = 5
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(12).reshape(3, 4))
+    s = ti.field(ti.f32, shape=())
+    with pytest.raises(IndexError):
+        s[0] = 1.0
+    assert s[None] == 0.0
+
+
+def test_python_loop_then_kernel_is_fast():
+    n = 100000
+    x = ti.field(ti.i32, shape=n)
+    total = ti.field(ti.i64, shape=())
+
+    @ti.kernel
+    def sum_it():
+        for i in x:
+            total[None] += ti.cast(x[i], ti.i64)
+
+    t0 = time.perf_counter()
+    for i in range(n):
+        x[i] = i
+    sum_it()
+    result = total[None]
+    elapsed = time.perf_counter() - t0
+    assert result == n * (n - 1) // 2
+    assert elapsed < 1.0, f'100k host writes + a kernel took {elapsed:.2f} s'
+
+
+@pytest.mark.parametrize('dt', [np.float32, np.int32, np.uint32, np.float64, np.int64])
+def test_from_numpy_upload_canary(dt):
+    """Every element of an uploaded arange must read back exactly (catches buffer-view
+    corruption, e.g. with numpy 2 views of mapped memory)."""
+    n = 4099
+    x = ti.field(dt, shape=n)  # numpy dtypes are accepted
+    a = np.arange(n).astype(dt)
+    x.from_numpy(a)
+    np.testing.assert_array_equal(x.to_numpy(), a)
+
+    @ti.kernel
+    def check() -> ti.i32:
+        bad = 0
+        for i in x:
+            if x[i] != i:
+                bad += 1
+        return bad
+
+    assert check() == 0
+    for i in range(0, n, 97):
+        assert x[i] == a[i]

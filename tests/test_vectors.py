@@ -1,0 +1,198 @@
+"""ti.Vector / ti.Matrix: construction, arithmetic and linear algebra, in kernels and in Python
+scope, on Vector/Matrix fields."""
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+
+def test_python_scope_vectors():
+    a = ti.Vector([1.0, 2.0, 3.0])
+    b = ti.Vector([4.0, -5.0, 6.0])
+    assert a.n == 3 and a[1] == 2.0 and a.x == 1.0 and a.z == 3.0
+    np.testing.assert_allclose((a + b).to_numpy(), [5, -3, 9])
+    np.testing.assert_allclose((a * b).to_numpy(), [4, -10, 18])
+    np.testing.assert_allclose((2 * a - 1).to_numpy(), [1, 3, 5])
+    assert a.dot(b) == pytest.approx(12.0)
+    np.testing.assert_allclose(a.cross(b).to_numpy(), np.cross([1, 2, 3], [4, -5, 6]))
+    assert ti.Vector([1.0, 2.0]).cross(ti.Vector([3.0, 4.0])) == pytest.approx(-2.0)
+    assert a.norm() == pytest.approx(np.sqrt(14))
+    assert a.norm_sqr() == pytest.approx(14)
+    np.testing.assert_allclose(a.normalized().to_numpy(), np.array([1, 2, 3]) / np.sqrt(14))
+    assert a.sum() == 6.0
+    np.testing.assert_allclose(a.outer_product(b).to_numpy(), np.outer([1, 2, 3], [4, -5, 6]))
+
+
+def test_python_scope_matrices():
+    m = ti.Matrix([[1.0, 2.0], [3.0, 4.0]])
+    v = ti.Vector([1.0, -1.0])
+    assert m.n == 2 and m.m == 2 and m[1, 0] == 3.0
+    np.testing.assert_allclose(m.transpose().to_numpy(), [[1, 3], [2, 4]])
+    np.testing.assert_allclose((m @ m).to_numpy(), np.array([[1, 2], [3, 4]]) @ [[1, 2], [3, 4]])
+    np.testing.assert_allclose((m @ v).to_numpy(), [-1, -1])
+    assert m.determinant() == pytest.approx(-2.0)
+    np.testing.assert_allclose(m.inverse().to_numpy(), np.linalg.inv([[1, 2], [3, 4]]))
+    np.testing.assert_allclose(ti.Matrix.identity(ti.f32, 3).to_numpy(), np.eye(3))
+
+
+def test_kernel_vector_arithmetic():
+    out = ti.Vector.field(3, ti.f32, shape=8)
+
+    @ti.kernel
+    def k():
+        a = ti.Vector([1.0, 2.0, 3.0])
+        b = ti.Vector([0.5, -1.0, 2.0])
+        out[0] = a + b
+        out[1] = a - b
+        out[2] = a * b
+        out[3] = a / b
+        out[4] = a * 2 + 1
+        out[5] = -a
+        c = a
+        c += b
+        c *= 2
+        out[6] = c
+        out[7] = ti.max(a, b) + ti.min(a, 1.5)
+
+    k()
+    a, b = np.array([1.0, 2, 3]), np.array([0.5, -1, 2])
+    want = [a + b, a - b, a * b, a / b, a * 2 + 1, -a, (a + b) * 2,
+            np.maximum(a, b) + np.minimum(a, 1.5)]
+    np.testing.assert_allclose(out.to_numpy(), want, rtol=1e-6)
+
+
+def test_kernel_indexing_and_swizzle():
+    out = ti.field(ti.f32, shape=8)
+
+    @ti.kernel
+    def k():
+        v = ti.Vector([1.0, 2.0, 3.0, 4.0])
+        v[2] = 10.0
+        v.x = -1.0
+        out[0] = v[0]
+        out[1] = v[2]
+        out[2] = v.y + v.w
+        m = ti.Matrix([[1.0, 2.0], [3.0, 4.0]])
+        m[0, 1] = 7.0
+        out[3] = m[0, 1]
+        out[4] = m[1, 0] + m[1, 1]
+        s = 0.0
+        for i in ti.static(range(4)):
+            s += v[i]
+        out[5] = s
+        out[6] = v.sum()
+        out[7] = m.trace()
+
+    k()
+    np.testing.assert_allclose(out.to_numpy(), [-1, 10, 6, 7, 7, 15, 15, 5])
+
+
+def test_kernel_linear_algebra():
+    out = ti.field(ti.f32, shape=12)
+    vo = ti.Vector.field(3, ti.f32, shape=4)
+    mo = ti.Matrix.field(3, 3, ti.f32, shape=3)
+
+    @ti.kernel
+    def k():
+        a = ti.Vector([1.0, 2.0, 3.0])
+        b = ti.Vector([4.0, -5.0, 6.0])
+        out[0] = a.dot(b)
+        out[1] = ti.Vector([1.0, 2.0]).cross(ti.Vector([3.0, 4.0]))
+        out[2] = a.norm()
+        out[3] = a.norm_sqr()
+        out[4] = ti.Vector([0.0, 0.0]).norm(1e-6)
+        out[5] = a.norm(1e-2)
+        out[6] = a.sum()
+        vo[0] = a.cross(b)
+        vo[1] = a.normalized()
+        m = ti.Matrix([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0], [2.0, 0.0, 1.0]])
+        vo[2] = m @ a
+        vo[3] = m.transpose() @ b
+        mo[0] = m @ m
+        mo[1] = a.outer_product(b)
+        mo[2] = m.transpose()
+        out[7] = m.determinant()
+
+    k()
+    a, b = np.array([1.0, 2, 3]), np.array([4.0, -5, 6])
+    m = np.array([[1.0, 2, 0], [0, 1, 3], [2, 0, 1]])
+    o = out.to_numpy()
+    np.testing.assert_allclose(o[:8], [a @ b, -2, np.sqrt(14), 14, np.sqrt(1e-6),
+                                       np.sqrt(14 + 1e-2), 6, np.linalg.det(m)], rtol=1e-5)
+    np.testing.assert_allclose(vo.to_numpy(), [np.cross(a, b), a / np.sqrt(14), m @ a, m.T @ b],
+                               rtol=1e-5)
+    np.testing.assert_allclose(mo.to_numpy(), [m @ m, np.outer(a, b), m.T], rtol=1e-6)
+
+
+def test_vector_fields_in_kernels():
+    n = 64
+    pos = ti.Vector.field(3, ti.f32, shape=n)
+    vel = ti.Vector.field(3, ti.f32, shape=n)
+    rot = ti.Matrix.field(3, 3, ti.f32, shape=n)
+    dist = ti.field(ti.f32, shape=n)
+    rng = np.random.default_rng(0)
+    p0 = rng.standard_normal((n, 3)).astype(np.float32)
+    v0 = rng.standard_normal((n, 3)).astype(np.float32)
+    r0 = rng.standard_normal((n, 3, 3)).astype(np.float32)
+    pos.from_numpy(p0)
+    vel.from_numpy(v0)
+    rot.from_numpy(r0)
+
+    @ti.kernel
+    def step(dt: ti.f32):
+        for i in pos:
+            p = pos[i] + vel[i] * dt
+            pos[i] = rot[i] @ p
+            dist[i] = (pos[i] - vel[i]).norm()
+            vel[i][1] = pos[i].dot(vel[i])
+
+    step(0.1)
+    p = np.einsum('nij,nj->ni', r0, p0 + v0 * 0.1)
+    np.testing.assert_allclose(pos.to_numpy(), p, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dist.to_numpy(), np.linalg.norm(p - v0, axis=1), rtol=1e-5)
+    v = v0.copy()
+    v[:, 1] = (p * v0).sum(1)
+    np.testing.assert_allclose(vel.to_numpy(), v, rtol=1e-5, atol=1e-5)
+
+
+def test_vector_field_component_loop_and_list_assign():
+    v = ti.Vector.field(2, ti.i32, shape=(3, 3))
+
+    @ti.kernel
+    def k():
+        for i, j in v:
+            v[i, j] = [i, j]
+            v[i, j][0] += 10 * j
+
+    k()
+    ii, jj = np.indices((3, 3))
+    np.testing.assert_array_equal(v.to_numpy(), np.stack([ii + 10 * jj, jj], -1))
+
+
+def test_vector_typed_construction():
+    out = ti.Vector.field(2, ti.i32, shape=())
+
+    @ti.kernel
+    def k():
+        a = ti.Vector([1.7, -2.7], ti.i32)
+        out[None] = a
+
+    k()
+    np.testing.assert_array_equal(out.to_numpy(), [1, -2])
+
+
+@ti.func
+def rotate90(v):
+    return ti.Vector([-v[1], v[0]])
+
+
+def test_func_with_vectors():
+    v = ti.Vector.field(2, ti.f32, shape=4)
+
+    @ti.kernel
+    def k():
+        for i in v:
+            v[i] = rotate90(ti.Vector([i * 1.0, 1.0]))
+
+    k()
+    np.testing.assert_array_equal(v.to_numpy(), [[-1, i] for i in range(4)])
