@@ -54,7 +54,37 @@ class Tape:
         if self.loss is not None:
             self.loss.grad.fill(1)
         self.grad()
+        if self.grad_check:
+            self.grad_check_error = self._grad_check()
         return False
+
+    def _grad_check(self):
+        """Tape(grad_check=[fields]): the worst relative error of the gradients of those fields
+        (forward-mode directional derivatives against the reverse gradient); printed and kept as
+        `tape.grad_check_error`. The gradients computed by the tape are left in place."""
+        from .autodiff.check import gradcheck
+        saved = {f: f.grad.to_numpy() for f in state.fields if f.grad is not None
+                 and f._generation == state.generation and f._shape is not None}
+
+        def replay():
+            for e in self.entries:
+                e[1](*e[2], **(e[3] if len(e) > 3 else {}))
+        err = gradcheck(self.loss, self.grad_check, replay)
+        for f, g in saved.items():
+            f.grad.from_numpy(g)
+        print(f'[vkdiff] Tape grad_check: worst relative error {err:.3e} over '
+              f'{", ".join(f.name for f in self.grad_check)}')
+        return err
+
+    def __str__(self):
+        from .autodiff.tape_view import describe
+        return describe(self)
+
+    def to_dot(self):
+        """The recorded launches, the fields they read and wrote, and the adjoint order, as
+        Graphviz DOT text."""
+        from .autodiff.tape_view import to_dot
+        return to_dot(self)
 
     def check(self):
         from .autodiff.access_rules import check_tape, launch_summary
@@ -76,35 +106,68 @@ class Tape:
                 fn.grad(*args, **kwargs)
 
 
+def gradcheck(loss, params, fn, *args, **kwargs):
+    from .autodiff.check import gradcheck as check
+    return check(loss, params, fn, *args, **kwargs)
+
+
 def _rt_args(kernel, args):
     _, rargs = kernel._key(args)
     return rargs
 
 
 def grad_replaced(func):
-    """The Tape records `func`'s grad_for function instead of the launches inside `func`."""
+    """A Python-level operation with hand-written derivatives: the Tape records its `grad_for`
+    function instead of the launches inside it, and FwdMode runs its `jvp_for` function after
+    the primal launches instead of their tangent kernels."""
     def decorated(*args, **kwargs):
-        tape = state.tape
-        if tape is None:
+        tape, fwd = state.tape, state.fwd
+        if tape is None and fwd is None:
             return func(*args, **kwargs)
-        state.tape = None
+        state.tape = state.fwd = None
         try:
             result = func(*args, **kwargs)
+            if fwd is not None:
+                if decorated.jvp is None:
+                    raise AutodiffError(f'{func.__name__} is grad_replaced but has no jvp_for '
+                                        'function, so FwdMode cannot differentiate it')
+                decorated.jvp(*args, **kwargs)
         finally:
-            state.tape = tape
-        tape.record_custom(decorated, args, kwargs)
+            state.tape, state.fwd = tape, fwd
+        if tape is not None:
+            tape.record_custom(decorated, args, kwargs)
+        if fwd is not None:
+            fwd.recorded.append((decorated, args))
         return result
     decorated.grad = None
+    decorated.jvp = None
     decorated.__name__ = func.__name__
     decorated.__wrapped__ = func
     return decorated
 
 
+def _check_replaced(primal):
+    if not hasattr(primal, 'jvp') or not hasattr(primal, '__wrapped__'):
+        raise VkdiffError('grad_for()/jvp_for() take a function decorated with @ti.ad.grad_replaced')
+
+
 def grad_for(primal):
+    """`@ti.ad.grad_for(f)`: the reverse-mode (VJP) function of a grad_replaced `f`."""
+    _check_replaced(primal)
+
     def deco(func):
-        if not hasattr(primal, 'grad') or not hasattr(primal, '__wrapped__'):
-            raise VkdiffError('grad_for() takes a function decorated with @ti.ad.grad_replaced')
         primal.grad = func
+        return func
+    return deco
+
+
+def jvp_for(primal):
+    """`@ti.ad.jvp_for(f)`: the forward-mode (JVP) function of a grad_replaced `f`; it reads the
+    inputs' `.dual` and writes the outputs' `.dual`."""
+    _check_replaced(primal)
+
+    def deco(func):
+        primal.jvp = func
         return func
     return deco
 
@@ -179,6 +242,8 @@ def hvp(loss, param, v, fn, *args, **kwargs):
     clear_all_gradients('grad')
     loss.grad.fill(1)
     for kernel, kargs in reversed(fwd.recorded):
+        if not hasattr(kernel, 'instance'):
+            raise AutodiffError(f'hvp cannot go through the custom operation {kernel.__name__}')
         inst, rargs = kernel.instance(kargs)
         inst.adjoint().tangent().launch(rargs)
     return param.grad.dual.to_numpy()

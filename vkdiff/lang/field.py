@@ -166,8 +166,25 @@ def _norm_shape(shape):
     return shape
 
 
+def _caller_assignment_name():
+    """`x` in the user's line `x = ti.field(...)` (for readable IR, errors and tape graphs)."""
+    import linecache
+    import os
+    import re
+    import sys
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    m = re.match(r'\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=[^=]', line)
+    return m.group(1) if m else None
+
+
 def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None):
-    f = Field(dtype, shape, elem_shape, name)
+    f = Field(dtype, shape, elem_shape, name or _caller_assignment_name())
     if needs_grad:
         if not f.dtype.is_float:
             raise VkdiffError('needs_grad=True requires a float field')
