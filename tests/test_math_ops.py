@@ -295,3 +295,30 @@ def test_int_float_mix_in_kernel():
     ar = np.arange(4)
     np.testing.assert_allclose(out.to_numpy(), ar * 0.5 + ar / 3, rtol=1e-6)
     np.testing.assert_array_equal(n.to_numpy(), np.trunc(ar * 2.5).astype(np.int32))
+
+
+def test_integer_width_and_sign_casts():
+    u = ti.field(ti.u32, shape=2)
+    i = ti.field(ti.i32, shape=2)
+    out64 = ti.field(ti.i64, shape=4)
+    outu64 = ti.field(ti.u64, shape=2)
+    out32 = ti.field(ti.i32, shape=2)
+    u.from_numpy(np.array([3, 0xfffffff0], np.uint32))
+    i.from_numpy(np.array([-1, 7], np.int32))
+
+    @ti.kernel
+    def k():
+        out64[0] = ti.cast(u[0] + i[0], ti.i64)   # u32 + i32 is u32 (Taichi's rule): 2
+        out64[1] = ti.cast(u[1], ti.i64)          # zero-extended
+        out64[2] = ti.cast(i[0], ti.i64)          # sign-extended
+        out64[3] = ti.cast(u[1], ti.i64) * 16
+        outu64[0] = ti.cast(i[0], ti.u64)
+        outu64[1] = ti.cast(u[1], ti.u64)
+        out32[0] = ti.cast(out64[3], ti.i32)      # narrowing keeps the low bits
+        out32[1] = ti.cast(u[1], ti.i32)
+
+    k()
+    np.testing.assert_array_equal(out64.to_numpy(), [2, 0xfffffff0, -1, 0xfffffff0 * 16])
+    np.testing.assert_array_equal(outu64.to_numpy(), [2 ** 64 - 1, 0xfffffff0])
+    np.testing.assert_array_equal(out32.to_numpy(), [np.int64(0xfffffff0 * 16).astype(np.int32),
+                                                     np.uint32(0xfffffff0).astype(np.int32)])

@@ -457,7 +457,10 @@ class TaskCodegen:
         if src.bits == dst.bits:
             return self.op('OpBitcast', t, x)
         if src.bits < dst.bits:
-            return self.op('OpSConvert' if src.is_signed else 'OpUConvert', t, x)
+            if src.is_signed or not dst.is_signed:
+                return self.op('OpSConvert' if src.is_signed else 'OpUConvert', t, x)
+            # unsigned to a wider signed type: OpUConvert needs an unsigned result
+            return self.op('OpBitcast', t, self.op('OpUConvert', self.t(T.u64), x))
         # narrowing: convert in the source signedness, then reinterpret
         mid = T.i32 if src.is_signed else T.u32
         y = self.op('OpSConvert' if src.is_signed else 'OpUConvert', self.t(mid), x)
