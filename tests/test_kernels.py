@@ -341,6 +341,34 @@ def test_local_keeps_first_type():
     assert y[None] == 1.5  # `b` stays a float
 
 
+def test_cast_constants_keep_their_type():
+    d = ti.field(ti.f64, shape=4)
+    n = ti.field(ti.i64, shape=2)
+
+    @ti.func
+    def third(v: ti.f64):
+        return v / 3
+
+    @ti.kernel
+    def k():
+        a = ti.cast(0.1, ti.f64)   # an f64 local, not a default-fp one
+        a = a * 3
+        d[0] = a
+        v = ti.Vector([0.1, 0.2], ti.f64)
+        d[1] = v[0] + v[1]
+        d[2] = ti.f64(1) / 3
+        d[3] = third(1.0)
+        big = ti.cast(3000000000, ti.i64)
+        n[0] = big * 3
+        n[1] = big % -7
+        for i in ti.static(range(int(2.5))):  # int() of a number stays compile-time
+            n[1] += 0
+
+    k()
+    np.testing.assert_array_equal(d.to_numpy(), [0.1 * 3, 0.1 + 0.2, 1 / 3, 1 / 3])
+    np.testing.assert_array_equal(n.to_numpy(), [9000000000, 3000000000 % -7])
+
+
 def test_int_float_promotion():
     r = ti.field(ti.f32, shape=6)
     n = ti.field(ti.i32, shape=4)

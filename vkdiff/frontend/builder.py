@@ -631,7 +631,10 @@ _PY_BUILTINS = {
     abs: lambda x: ops.unary('abs', x),
     min: _kmin,
     max: _kmax,
-    int: lambda x=0: ops.cast(x, T.Defaults.ip) if not isinstance(x, str) else int(x),
-    float: lambda x=0.0: ops.cast(x, T.Defaults.fp) if not isinstance(x, str) else float(x),
+    # on compile-time numbers int() and float() stay Python's (`ti.static(range(int(n)))`)
+    int: lambda x=0: (int(x) if ops.is_number(x) or isinstance(x, str)
+                      else ops.cast(x, T.Defaults.ip)),
+    float: lambda x=0.0: (float(x) if ops.is_number(x) or isinstance(x, str)
+                          else ops.cast(x, T.Defaults.fp)),
     bool: lambda x=False: ops.to_bool(x) if isinstance(x, Value) else bool(x),
 }

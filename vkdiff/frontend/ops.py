@@ -58,8 +58,12 @@ def cast(x, dtype):
     if not isinstance(x, Value):
         x = _py(x)
         if dtype.is_float:
-            return float(np.dtype(dtype.np).type(x))
-        return int(np.array(x).astype(dtype.np))
+            v = float(np.dtype(dtype.np).type(x))
+        else:
+            v = int(np.array(x).astype(dtype.np))
+        # in a kernel the number keeps the type it was cast to: `a = ti.cast(0, ti.f64)` is an
+        # f64 local, `ti.cast(3000000000, ti.i64) * 3` an i64 product
+        return as_value(v, dtype) if in_kernel() else v
     if x.dtype is dtype:
         return x
     return Value(emit('cast', dtype, [x]))
