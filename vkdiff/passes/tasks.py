@@ -90,12 +90,23 @@ def _shared_store(s, var, f):
     """A store into a promoted local. `v += x` inside a parallel loop becomes an atomic add."""
     val = s.args[1]
     fn = s.attrs.get('aug')
-    if fn and ir.enclosing(s, ('parfor',)) is not None and val.op == fn and \
-            val.args[0].op == 'load' and val.args[0].args[0] is var:
-        s.op, s.dtype, s.args, s.attrs = 'atomic', var.dtype, [val.args[1]], {
+    op = val.args[0] if val.op == 'cast' else val  # `s += x` with x wider than s
+    if fn and ir.enclosing(s, ('parfor',)) is not None and op.op == fn and \
+            _loads(op.args[0], var):
+        amount = op.args[1]
+        if amount.dtype is not var.dtype:
+            amount = s.parent.insert(s.parent.stmts.index(s), ir.Stmt('cast', var.dtype, [amount]))
+        s.op, s.dtype, s.args, s.attrs = 'atomic', var.dtype, [amount], {
             'field': f, 'comp': 0, 'fn': fn}
     else:
         s.op, s.args, s.attrs = 'gstore', [val], {'field': f, 'comp': 0}
+
+
+def _loads(x, var):
+    """x is a load of the local var (possibly widened by a cast)."""
+    if x.op == 'cast':
+        x = x.args[0]
+    return x.op == 'load' and x.args[0] is var
 
 
 def _group(body):

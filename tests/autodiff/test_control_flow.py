@@ -1,0 +1,270 @@
+"""Reverse mode through control flow: branches, unrolled loops, inlined funcs, inner serial loops
+with carried locals (exact), 2-D and vector fields, and the errors where it cannot be exact."""
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+
+def _fd(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = h
+        g[i] = (f(x + d) - f(x - d)) / (2 * h)
+    return g
+
+
+def test_if_else_takes_the_primal_branch():
+    x = ti.field(ti.f64, shape=6, needs_grad=True)
+    loss = ti.field(ti.f64, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def f():
+        for i in x:
+            v = x[i]
+            if v > 0.5:
+                v = v * v * 3
+            elif v > 0:
+                v = ti.sin(v)
+            else:
+                v = -v * 2
+            loss[None] += v
+
+    xs = np.array([-0.7, -0.1, 0.2, 0.4, 0.8, 1.3])
+    x.from_numpy(xs)
+    with ti.Tape(loss):
+        f()
+    expect = np.where(xs > 0.5, 6 * xs, np.where(xs > 0, np.cos(xs), -2))
+    np.testing.assert_allclose(x.grad.to_numpy(), expect, rtol=1e-12)
+
+
+def test_carried_loop_is_exact():
+    ti.init(default_fp=ti.f64)  # `s = 0.0` is default-fp, as in Taichi
+    x = ti.field(ti.f64, shape=5, needs_grad=True)
+    out = ti.field(ti.f64, shape=5, needs_grad=True)
+
+    @ti.kernel
+    def f():
+        for i in x:
+            p = x[i]
+            s = 0.0
+            for k in range(7):
+                s += ti.sin(p) * (k + 1)
+                p = p * p * 0.5 + 0.1
+            out[i] = s * p
+
+    def ref(p):
+        s = 0
+        for k in range(7):
+            s = s + np.sin(p) * (k + 1)
+            p = p * p * 0.5 + 0.1
+        return s * p
+
+    xs = np.linspace(-0.9, 1.1, 5)
+    x.from_numpy(xs)
+    f()
+    out.grad.fill(1)
+    f.grad()
+    h = 1e-6
+    np.testing.assert_allclose(out.to_numpy(), ref(xs), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.to_numpy(), (ref(xs + h) - ref(xs - h)) / (2 * h), rtol=1e-7)
+
+
+def test_nested_carried_loops_and_branches():
+    x = ti.field(ti.f64, shape=4, needs_grad=True)
+    loss = ti.field(ti.f64, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def f():
+        for i in x:
+            p = x[i]
+            for a in range(3):
+                q = p
+                for b in range(4):
+                    if q > 1.0:
+                        q = q * 0.5
+                    else:
+                        q = q * q + 0.3
+                p = p + ti.sin(q)
+            loss[None] += p
+
+    def ref(p):
+        for a in range(3):
+            q = p
+            for b in range(4):
+                q = np.where(q > 1.0, q * 0.5, q * q + 0.3)
+            p = p + np.sin(q)
+        return p
+
+    xs = np.array([0.1, 0.6, 1.4, 2.5])
+    x.from_numpy(xs)
+    with ti.Tape(loss):
+        f()
+    h = 1e-7
+    np.testing.assert_allclose(x.grad.to_numpy(), (ref(xs + h) - ref(xs - h)) / (2 * h), rtol=1e-6)
+
+
+def test_accumulation_loop_with_runtime_trip_count():
+    """s += f(x, k) needs no per-iteration storage, so run-time bounds are fine."""
+    x = ti.field(ti.f32, shape=3, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def f(n: ti.i32):
+        for i in x:
+            s = 0.0
+            for k in range(n):
+                s += ti.sin(x[i] * k)
+            loss[None] += s
+
+    xs = np.array([0.1, 0.2, 0.3], np.float32)
+    x.from_numpy(xs)
+    with ti.Tape(loss):
+        f(10)
+    k = np.arange(10)
+    expect = (np.cos(xs[:, None] * k) * k).sum(1)
+    np.testing.assert_allclose(x.grad.to_numpy(), expect, rtol=1e-5)
+    assert 'size' not in f.grad.ir(10)  # no per-iteration stack
+
+
+def test_carried_loop_with_runtime_trip_count_is_an_error():
+    x = ti.field(ti.f32, shape=3, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def f(n: ti.i32):
+        for i in x:
+            p = x[i]
+            for k in range(n):
+                p = ti.sin(p)
+            loss[None] += p
+
+    f(3)
+    with pytest.raises(ti.AutodiffError, match='compile-time trip count'):
+        f.grad(3)
+
+
+def test_static_unroll_and_func_inlining():
+    x = ti.Vector.field(3, ti.f64, shape=(4, 3), needs_grad=True)
+    loss = ti.field(ti.f64, shape=(), needs_grad=True)
+
+    @ti.func
+    def energy(v):
+        e = 0.0
+        for c in ti.static(range(3)):
+            e += v[c] ** 2 * (c + 1)
+        if e > 2.0:
+            return ti.sqrt(e)
+        return e
+
+    @ti.kernel
+    def f():
+        for i, j in x:
+            loss[None] += energy(x[i, j])
+
+    X = np.random.default_rng(0).uniform(-1, 1, (4, 3, 3))
+    x.from_numpy(X)
+    with ti.Tape(loss):
+        f()
+
+    def ref(X):
+        e = (X ** 2 * np.array([1, 2, 3])).sum(-1)
+        return np.where(e > 2, np.sqrt(e), e).sum()
+
+    np.testing.assert_allclose(x.grad.to_numpy(), _fd(ref, X), rtol=1e-7, atol=1e-9)
+
+
+def test_while_loop_with_differentiable_values_is_an_error():
+    x = ti.field(ti.f32, shape=3, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def f():
+        for i in x:
+            p = x[i]
+            while p < 10:
+                p = p * 2 + 1
+            loss[None] += p
+
+    f()
+    with pytest.raises(ti.AutodiffError, match='while'):
+        f.grad()
+
+
+def test_tape_cross_launch_overwrite_is_an_error():
+    x = ti.field(ti.f32, shape=4, needs_grad=True)
+    y = ti.field(ti.f32, shape=4, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def use():
+        for i in x:
+            loss[None] += x[i] * y[i]
+
+    @ti.kernel
+    def overwrite():
+        for i in x:
+            x[i] = 0.0
+
+    with pytest.raises(ti.AutodiffError, match='overwrites x'):
+        with ti.Tape(loss):
+            use()
+            overwrite()
+
+
+def test_time_steps_in_separate_slices_are_fine():
+    steps, n = 5, 3
+    x = ti.field(ti.f64, shape=(steps + 1, n), needs_grad=True)
+    loss = ti.field(ti.f64, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def step(t: ti.i32):
+        for i in range(n):
+            x[t + 1, i] = ti.sin(x[t, i]) + x[t, i]
+
+    @ti.kernel
+    def final():
+        for i in range(n):
+            loss[None] += x[steps, i] ** 2
+
+    x0 = np.array([0.1, 0.5, 0.9])
+    x.from_numpy(np.vstack([x0, np.zeros((steps, n))]))
+    with ti.Tape(loss):
+        for t in range(steps):
+            step(t)
+        final()
+
+    def ref(v):
+        for _ in range(steps):
+            v = np.sin(v) + v
+        return (v ** 2).sum()
+
+    np.testing.assert_allclose(x.grad.to_numpy()[0], _fd(ref, x0), rtol=1e-7, atol=1e-9)
+
+
+def test_kernel_local_shared_between_tasks():
+    ti.init(default_fp=ti.f64)
+    x = ti.field(ti.f64, shape=8, needs_grad=True)
+    y = ti.field(ti.f64, shape=8, needs_grad=True)
+    loss = ti.field(ti.f64, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def f():
+        s = 0.0
+        for i in x:
+            s += x[i] ** 2
+        for i in y:
+            y[i] = s * x[i]
+        for i in y:
+            loss[None] += y[i] * y[i]
+
+    X = np.linspace(0.1, 0.8, 8)
+    x.from_numpy(X)
+    with ti.Tape(loss):
+        f()
+
+    def ref(X):
+        return (((X ** 2).sum() * X) ** 2).sum()
+
+    np.testing.assert_allclose(x.grad.to_numpy(), _fd(ref, X), rtol=1e-7)
