@@ -297,6 +297,19 @@ def test_kernel_return_inside_if():
     _compile_error(k, 1, line_text='return 1')
 
 
+def test_vector_as_condition():
+    x = ti.field(ti.i32, shape=4)
+
+    @ti.kernel
+    def k():
+        for i in x:
+            v = ti.Vector([i, i + 1])
+            if v > 1:
+                x[i] = 1
+
+    _compile_error(k, line_text='if v > 1:')
+
+
 def test_wrong_argument_count():
     @ti.kernel
     def k(a: ti.i32):

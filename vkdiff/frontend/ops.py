@@ -75,6 +75,9 @@ def to_bool(x):
         if x.dtype is T.u1:
             return x
         return binary('ne', x, 0)
+    if _is_matrix(x):
+        raise error('a vector or matrix has no single truth value: compare its entries '
+                    '(e.g. v[0] > 1 and v[1] > 1)')
     return bool(x)
 
 
