@@ -10,6 +10,8 @@ values (global writes dropped), the reverse walks B backwards applying the deriv
 Locals carried from one loop iteration to the next are saved per iteration into a per-thread
 array sized by the (compile-time) trip count; pure accumulators (`s += f(...)`) need no storage.
 What cannot be differentiated exactly raises AutodiffError at the user's line."""
+import os
+
 from .. import ir
 from .. import types as T
 from ..errors import AutodiffError, located
@@ -17,6 +19,11 @@ from ..frontend import ops
 from ..frontend.context import Emitter, Value, emitting
 from . import rules
 from .activity import analyse
+
+
+# Accumulators (`s += f(...)`) need no per-iteration storage; VKDIFF_AD_ACCUMULATORS=0 turns the
+# detection off (only to measure what it saves: tools/bench_ad_loops.py).
+ACCUMULATORS = os.environ.get('VKDIFF_AD_ACCUMULATORS', '1') != '0'
 
 
 def _err(s, msg):
@@ -144,7 +151,8 @@ class Reverser:
         out = []
         for x in inner:
             if x.op == 'load' and x.args[0] in stored and x.args[0] not in inner_set \
-                    and x.args[0] not in out and not self.is_accumulator(x.args[0], inner):
+                    and x.args[0] not in out and not (ACCUMULATORS and
+                                                      self.is_accumulator(x.args[0], inner)):
                 out.append(x.args[0])
         return out
 
