@@ -16,6 +16,8 @@ class Field:
         self._shape = None if shape is None else _norm_shape(shape)
         self.elem_shape = tuple(elem_shape)
         self.name = name or f'field{len(state.fields)}'
+        if self._shape is not None:
+            self._check_size()
         self.grad = None
         self.dual = None
         self.is_grad_of = None
@@ -43,10 +45,19 @@ class Field:
     def ncomp(self):
         return int(np.prod(self.elem_shape, dtype=np.int64)) if self.elem_shape else 1
 
+    def _check_size(self):
+        """A field larger than one device buffer may be is an error at creation."""
+        n = int(np.prod(self._shape + self.elem_shape, dtype=np.int64)) * self.dtype.nbytes
+        limit = state.runtime().limits['max_storage_buffer_range']
+        if n > limit:
+            raise VkdiffError(f'field {self.name} needs {n} bytes, more than this device\'s '
+                              f'maxStorageBufferRange ({limit} bytes); split it into several fields')
+
     def _place(self, shape):
         if self._shape is not None:
             raise VkdiffError(f'field {self.name} is already placed')
         self._shape = _norm_shape(shape)
+        self._check_size()
         if self.grad is not None and self.grad._shape is None:
             self.grad._place(shape)
         if self.dual is not None and self.dual._shape is None:

@@ -1,0 +1,32 @@
+"""Device limits: fields larger than maxStorageBufferRange fail clearly at creation; parallel
+loops longer than maxComputeWorkGroupCount x local size still run (grid-stride)."""
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+
+def test_field_larger_than_a_storage_buffer_is_an_error_at_creation():
+    limit = ti.lang.state.runtime().limits['max_storage_buffer_range']
+    with pytest.raises(ti.VkdiffError, match='maxStorageBufferRange'):
+        ti.field(ti.f32, shape=limit // 4 + 1)
+    with pytest.raises(ti.VkdiffError, match='maxStorageBufferRange'):
+        v = ti.Vector.field(4, ti.f32, shape=None)
+        ti.root.dense(ti.i, limit // 16 + 1).place(v)
+
+
+def test_parallel_loop_beyond_the_dispatch_limit():
+    limits = ti.lang.state.runtime().limits
+    n = limits['max_workgroup_count_x'] * 128 + 1000  # 8,388,480 + 1000 on lavapipe
+    n = min(n, limits['max_storage_buffer_range'] // 4)
+    x = ti.field(ti.i32, shape=n)
+
+    @ti.kernel
+    def fill():
+        for i in range(n):
+            x[i] = i * 3
+
+    fill()
+    a = x.to_numpy()
+    assert a[0] == 0 and a[-1] == 3 * (n - 1)
+    np.testing.assert_array_equal(a[::9973], np.arange(0, n, 9973) * 3)
