@@ -488,6 +488,49 @@ def test_top_level_statements_run_in_order():
     assert t[None] == 120
 
 
+def test_value_read_before_a_write_keeps_its_value():
+    """A value computed from a field before a later statement/loop writes that field is the
+    old value in every later task (it must not be re-read there)."""
+    x = ti.field(ti.f32, shape=())
+    n = ti.field(ti.i32, shape=())
+    y = ti.field(ti.f32, shape=8)
+    z = ti.field(ti.i32, shape=8)
+
+    @ti.kernel
+    def k():
+        a = x[None] * 2
+        c = x[None] > 1
+        m = n[None]
+        old = ti.atomic_add(n[None], 1)
+        x[None] = 100.0
+        n[None] = 8
+        for i in y:
+            x[None] = -1.0
+            y[i] = a
+        for i in range(m):  # trip count from the value read before the write
+            z[i] = old + ti.select(c, 10, 0)
+
+    x[None] = 3.0
+    n[None] = 5
+    k()
+    np.testing.assert_array_equal(y.to_numpy(), np.full(8, 6.0))
+    np.testing.assert_array_equal(z.to_numpy(), [15] * 5 + [0] * 3)
+
+
+def test_top_level_random_is_one_value():
+    y = ti.field(ti.f32, shape=64)
+
+    @ti.kernel
+    def k():
+        r = ti.random()
+        for i in y:
+            y[i] = r
+
+    k()
+    a = y.to_numpy()
+    assert np.all(a == a[0]) and 0 <= a[0] < 1
+
+
 def test_serial_code_with_local_loop():
     out = ti.field(ti.i32, shape=())
 

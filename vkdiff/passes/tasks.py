@@ -3,6 +3,7 @@ parallel task; each run of other top-level statements is a serial task (one invo
 values a task needs from elsewhere are cloned into it; locals shared between tasks become 0-D
 global temporaries (fields), so a kernel may mix loops and serial code freely."""
 from .. import ir
+from .. import types as T
 from .simplify import simplify
 
 
@@ -71,7 +72,7 @@ def promote_shared_locals(body, kernel_name):
             users.setdefault(s.args[0], set()).add(_owner_task(s, top_index))
     promoted = 0
     for a in [s for s in body.stmts if s.op == 'alloca']:
-        if len(users.get(a, ())) <= 1:
+        if len(users.get(a, ())) <= 1 and not a.attrs.get('spill'):
             continue
         f = Field(a.dtype, (), name=f'{kernel_name}.local{promoted}')
         f.is_temporary = True
@@ -170,8 +171,74 @@ def ir_error(s):
     return located(CompileError, f'internal: value {s.op} cannot cross task boundaries', s.loc)
 
 
+def spill_cross_task_values(body):
+    """A value one task computes and a later task uses is normally recomputed there (its pure
+    closure is cloned). That is wrong when the closure reads a field that is written in between
+    (`a = x[None]; x[None] = 1; for i in y: y[i] = a`), and impossible when it holds a random
+    number, an atomic's old value or a local's load: such a value is stored in a fresh local right
+    where it is computed, and the later task loads it (promote_shared_locals then turns the local
+    into a 0-D temporary field)."""
+    groups = _group(body)
+    group_of = {s: g for g, stmts in enumerate(groups) for s in stmts}
+    writes = [{t.attrs['field'] for s in stmts for t in [s, *_nested(s)]
+               if t.op in ('gstore', 'atomic')} for stmts in groups]
+    spilled = {}
+    for g, stmts in enumerate(groups):
+        inside = [t for s in stmts for t in [s, *_nested(s)]]
+        for v in _needs(stmts):
+            if v in spilled or v.op in ('alloca', 'const', 'arg') or v not in group_of:
+                continue
+            if not _must_spill(v, g, group_of, writes):
+                continue
+            # always promoted: a load for the parfor's trip count sits in the defining group
+            var = ir.Stmt('alloca', T.i32 if v.dtype.is_bool else v.dtype, attrs={'spill': True})
+            stored = v
+            pos = body.stmts.index(v) + 1
+            if v.dtype.is_bool:
+                stored = body.insert(pos, ir.Stmt('cast', T.i32, [v], loc=v.loc))
+                pos += 1
+            body.insert(pos, ir.Stmt('store', None, [var, stored], loc=v.loc))
+            body.insert(0, var)
+            spilled[v] = var
+        for u in [t for t in inside if any(a in spilled for a in t.args)]:
+            for k, a in enumerate(u.args):
+                var = spilled.get(a)
+                if var is None:
+                    continue
+                blk = u.parent
+                at = blk.stmts.index(u)
+                ld = blk.insert(at, ir.Stmt('load', var.dtype, [var], loc=u.loc))
+                if a.dtype.is_bool:
+                    zero = blk.insert(at + 1, ir.const(0, var.dtype))
+                    ld = blk.insert(at + 2, ir.Stmt('ne', a.dtype, [ld, zero], loc=u.loc))
+                u.args[k] = ld
+
+
+def _nested(s):
+    return [t for b in s.blocks for t in ir.walk(b)]
+
+
+def _must_spill(v, g, group_of, writes):
+    """Whether the value v (defined at top level) cannot be recomputed in group g."""
+    seen, stack = set(), [v]
+    while stack:
+        s = stack.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        if s.op == 'gload':
+            first = group_of.get(s, g)
+            if any(s.attrs['field'] in writes[k] for k in range(first, g)):
+                return True
+        elif s.op not in ir.PURE:
+            return True
+        stack.extend(s.args)
+    return False
+
+
 def split_tasks(body, kernel_name):
     simplify(body)
+    spill_cross_task_values(body)
     promote_shared_locals(body, kernel_name)
     tasks = []
     for g, stmts in enumerate(_group(body)):
