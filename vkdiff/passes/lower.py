@@ -13,6 +13,7 @@ def lower_task(task, features):
         if s.dtype is T.f64 and s.op in F64_LOWERED:
             from .f64math import lower_f64
             lower_f64(s)
+    for s in ir.walk(task.body):  # after lowering: its statements need features too
         if (s.dtype in (T.f64,) or any(a.dtype is T.f64 for a in s.args)) and not features.get('float64'):
             raise located(CompileError, 'this Vulkan device has no 64-bit floats (shaderFloat64); '
                           'use f32', s.loc)
