@@ -517,6 +517,22 @@ def test_value_read_before_a_write_keeps_its_value():
     np.testing.assert_array_equal(z.to_numpy(), [15] * 5 + [0] * 3)
 
 
+def test_value_read_before_the_loop_that_writes_it():
+    """`a` is read once before the loop, not by each workgroup while others write x[0]."""
+    x = ti.field(ti.f32, shape=1 << 18)
+
+    @ti.kernel
+    def k():
+        a = x[0]
+        for i in x:
+            x[i] = a + 1
+
+    for _ in range(2):
+        x.fill(0)
+        k()
+        np.testing.assert_array_equal(x.to_numpy(), np.ones(1 << 18))
+
+
 def test_top_level_random_is_one_value():
     y = ti.field(ti.f32, shape=64)
 

@@ -188,7 +188,10 @@ def spill_cross_task_values(body):
         for v in _needs(stmts):
             if v in spilled or v.op in ('alloca', 'const', 'arg') or v not in group_of:
                 continue
-            if not _must_spill(v, g, group_of, writes):
+            # a parallel task's prologue runs in every workgroup, some after others have
+            # written: a field the loop writes counts as written in between
+            end = g + 1 if stmts[0].op == 'parfor' else g
+            if not _must_spill(v, end, group_of, writes):
                 continue
             # always promoted: a load for the parfor's trip count sits in the defining group
             var = ir.Stmt('alloca', T.i32 if v.dtype.is_bool else v.dtype, attrs={'spill': True})
@@ -218,8 +221,9 @@ def _nested(s):
     return [t for b in s.blocks for t in ir.walk(b)]
 
 
-def _must_spill(v, g, group_of, writes):
-    """Whether the value v (defined at top level) cannot be recomputed in group g."""
+def _must_spill(v, end, group_of, writes):
+    """Whether the value v (defined at top level) cannot be recomputed by a task that sees the
+    writes of groups before `end`."""
     seen, stack = set(), [v]
     while stack:
         s = stack.pop()
@@ -227,8 +231,8 @@ def _must_spill(v, g, group_of, writes):
             continue
         seen.add(s)
         if s.op == 'gload':
-            first = group_of.get(s, g)
-            if any(s.attrs['field'] in writes[k] for k in range(first, g)):
+            first = group_of.get(s, end)
+            if any(s.attrs['field'] in writes[k] for k in range(first, end)):
                 return True
         elif s.op not in ir.PURE:
             return True
