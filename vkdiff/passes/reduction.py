@@ -70,6 +70,10 @@ def optimize_reductions(task, features, groups):
     cands = _candidates(task)
     if not cands:
         return [task]
+    if not task.loop.attrs.get('transposed'):
+        split = _split_by_rate(task, cands)
+        if split is not None:
+            return [t for part in split for t in optimize_reductions(part, features, groups)]
     loop = task.loop
     loop.attrs['groups'] = groups
     loop.attrs['blocked'] = True
@@ -99,6 +103,68 @@ def optimize_reductions(task, features, groups):
         if s not in uniform:
             pos = _segmented(task, s, pos)
     return [task] + extra
+
+
+def _fast_modulus(s, loop):
+    """B if an index of atomic s depends on `loop % B` (the fastest-varying ndrange index)."""
+    seen, stack, found = set(), list(s.indices), None
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x.op == 'mod' and x.args[0] is loop and x.args[1].op == 'const':
+            found = x.args[1].attrs['value']
+        stack.extend(a for a in x.args if a is not loop)
+    return found
+
+
+def _split_by_rate(task, cands):
+    """Atomic adds indexed by the fastest ndrange index (`x.grad[j]` in an (i, j) loop) change
+    address every iteration, so segmented accumulation cannot help them. They move to a copy of
+    the task that walks the iterations in transposed order (j-major), where their index is the
+    slow one; the other atomics stay. Each copy drops the other's writes; dead code goes."""
+    from .simplify import simplify
+    from .tasks import Task
+    loop = task.loop
+    total = loop.args[0]
+    if total.op != 'const':
+        return None
+    varying = [s for s in cands if not all(_invariant(i, loop) for i in s.indices)]
+    mods = {s: _fast_modulus(s, loop) for s in varying}
+    fast = [s for s in varying if mods[s]]
+    if not fast or len({mods[s] for s in fast}) != 1:
+        return None
+    B = mods[fast[0]]
+    T_ = total.attrs['value']
+    if B <= 1 or T_ % B or T_ // B <= 1:
+        return None
+    A = T_ // B
+    mapping = {}
+    body_f = ir.clone_block(task.body, mapping)
+    keep_f = {mapping[s] for s in fast}
+    for st in list(ir.walk(body_f)):
+        if st.op in ('gstore', 'atomic') and st not in keep_f:
+            if st.op == 'atomic' and any(st in u.args for u in ir.walk(body_f)):
+                return None
+            st.parent.stmts.remove(st)
+    for st in fast:
+        st.parent.stmts.remove(st)
+    loop_f = mapping[loop]
+    loop_f.attrs = dict(loop_f.attrs, transposed=True)
+    inner = loop_f.blocks[0]
+    users = list(ir.walk(inner))
+    a_c, b_c = ir.const(A, T.i32), ir.const(B, T.i32)
+    q = ir.Stmt('floordiv', T.i32, [loop_f, a_c])
+    r = ir.Stmt('mod', T.i32, [loop_f, a_c])
+    lin = ir.Stmt('add', T.i32, [ir.Stmt('mul', T.i32, [r, b_c]), q])
+    for k, st in enumerate([a_c, b_c, q, r, lin.args[0], lin]):
+        inner.insert(k, st)
+    for st in users:
+        st.args = [lin if a is loop_f else a for a in st.args]
+    simplify(task.body)
+    simplify(body_f)
+    return [task, Task('parallel', body_f, task.name + '_t')]
 
 
 def _replace_with_accumulate(s, acc, acc_t):
