@@ -155,7 +155,8 @@ def test_float_field_index():
         for i in x:
             x[i * 0.5] = 1.0
 
-    _compile_error(k, line_text='x[i * 0.5] = 1.0')
+    msg = _compile_error(k, line_text='x[i * 0.5] = 1.0')
+    assert 'integer' in msg and 'f32' in msg
 
 
 def test_runtime_value_as_python_bool():

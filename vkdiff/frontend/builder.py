@@ -283,7 +283,8 @@ class FunctionBuilder:
                 if not 0 <= k < n:
                     raise error(f'index {k} out of range for axis of size {n} in field {field.name}')
             elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
-                raise error(f'field index must be an integer, got {k!r}')
+                what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)
+                raise error(f'field index must be an integer, got {what}')
             out.append(ops.as_value(k, T.i32).stmt)
         return out
 
