@@ -24,6 +24,8 @@ def _invariant(s, loop):
         if x in seen:
             continue
         seen.add(x)
+        if x.op == 'const':
+            continue
         if x in inside or x.op not in ir.PURE:
             return False
         stack.extend(x.args)
@@ -70,6 +72,7 @@ def optimize_reductions(task, features, groups):
     cands = _candidates(task)
     if not cands:
         return [task]
+    _hoist_invariant_loads(task)
     if not task.loop.attrs.get('transposed'):
         split = _split_by_rate(task, cands)
         if split is not None:
@@ -103,6 +106,24 @@ def optimize_reductions(task, features, groups):
         if s not in uniform:
             pos = _segmented(task, s, pos)
     return [task] + extra
+
+
+def _hoist_invariant_loads(task):
+    """Loads of fields the task never writes, at loop-invariant indices (`U.grad[None]` in an
+    adjoint), move out of the parallel loop: one load per thread instead of per iteration."""
+    loop = task.loop
+    written = {s.field for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
+    pos = task.body.stmts.index(loop)
+    for s in list(loop.blocks[0].stmts):  # top level of the body: executed every iteration
+        if s.op == 'gload' and s.field not in written and \
+                all(_invariant(i, loop) for i in s.indices):
+            loop.blocks[0].stmts.remove(s)
+            for i in reversed(_pure_closure(s.indices)):
+                if i.parent is loop.blocks[0]:
+                    loop.blocks[0].stmts.remove(i)
+                    task.body.insert(pos, i)
+            task.body.insert(task.body.stmts.index(loop), s)
+            pos = task.body.stmts.index(loop)
 
 
 def _fast_modulus(s, loop):
