@@ -311,6 +311,33 @@ def test_vector_as_condition():
     _compile_error(k, line_text='if v > 1:')
 
 
+@ti.func
+def count_down(n):
+    r = 0
+    if n > 0:
+        r = count_down(n - 1) + 1
+    return r
+
+
+def test_runtime_recursion_in_func():
+    x = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def k():
+        x[None] = count_down(x[None])
+
+    with pytest.raises(ti.CompileError) as info:
+        k()
+    assert 'test_errors.py' in str(info.value) and 'recursion' in str(info.value)
+
+    @ti.kernel
+    def static_recursion():
+        x[None] = count_down(5)  # compile-time argument: the recursion ends while inlining
+
+    static_recursion()
+    assert x[None] == 5
+
+
 def test_wrong_argument_count():
     @ti.kernel
     def k(a: ti.i32):

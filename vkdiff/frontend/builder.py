@@ -142,6 +142,9 @@ class FunctionBuilder:
             return method(node)
         except (VkdiffError, _LoopCtl):
             raise
+        except RecursionError:
+            raise located(CompileError, 'recursion too deep while inlining: a ti.func that calls '
+                          'itself must stop on compile-time values', em.loc) from None
         except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,
                 NotImplementedError, ArithmeticError) as e:
             raise located(CompileError, f'{type(e).__name__}: {e}', em.loc) from None
