@@ -229,3 +229,37 @@ def test_local_reduction_in_parallel_loop():
     k()
     assert out[None] == 499500.0
     assert cnt[None] == 499
+
+
+def test_atomic_functions_on_shared_locals():
+    """ti.atomic_* on a kernel-level local used in a parallel loop is atomic, and returns the
+    old value; on a thread's own local it is a plain update."""
+    n = 4096
+    x = ti.field(ti.f32, shape=n)
+    x.from_numpy(np.arange(n, dtype=np.float32))
+    slots = ti.field(ti.i32, shape=n)
+    out = ti.field(ti.f32, shape=3)
+    own = ti.field(ti.i32, shape=(4, 3))
+
+    @ti.kernel
+    def k():
+        s = 0.0
+        m = -1.0
+        c = 0
+        for i in x:
+            ti.atomic_add(s, x[i])
+            ti.atomic_max(m, x[i])
+            slot = ti.atomic_add(c, 1)
+            slots[slot] += 1
+        out[0] = s
+        out[1] = m
+        out[2] = c
+        for i in range(4):
+            d = 0
+            for j in range(3):
+                own[i, j] = ti.atomic_add(d, 2)
+
+    k()
+    np.testing.assert_array_equal(out.to_numpy(), [n * (n - 1) / 2, n - 1, n])
+    np.testing.assert_array_equal(slots.to_numpy(), np.ones(n))
+    np.testing.assert_array_equal(own.to_numpy(), [[0, 2, 4]] * 4)

@@ -23,8 +23,11 @@ class LocalVar:
         emit('store', None, [self.stmt, ops.as_value(value, self.dtype)])
 
     def atomic(self, fn, value):
+        """`ti.atomic_*(v, value)` on a local: marked like `v op= value`, so that it is atomic
+        when the local turns out to be shared by a parallel loop."""
         old = self.load()
-        self.store(ops.binary(fn, old, value))
+        emit('store', None, [self.stmt, ops.as_value(ops.binary(fn, old, value), self.dtype)],
+             attrs={'aug': fn})
         return old
 
     def augment(self, fn, value):

@@ -80,15 +80,16 @@ def promote_shared_locals(body, kernel_name):
         stmts = list(ir.walk(body))
         for s in stmts:
             if s.op == 'store' and s.args[0] is a:
-                _shared_store(s, a, f)
+                _shared_store(s, a, f, stmts)
         for s in stmts:
             if s.op == 'load' and s.args[0] is a:
                 s.op, s.args, s.attrs = 'gload', [], {'field': f, 'comp': 0}
         body.stmts.remove(a)
 
 
-def _shared_store(s, var, f):
-    """A store into a promoted local. `v += x` inside a parallel loop becomes an atomic add."""
+def _shared_store(s, var, f, stmts=()):
+    """A store into a promoted local. `v += x` inside a parallel loop becomes an atomic add
+    (`ti.atomic_add(v, x)` too: what used the old value it loaded now uses the atomic's)."""
     val = s.args[1]
     fn = s.attrs.get('aug')
     op = val.args[0] if val.op == 'cast' else val  # `s += x` with x wider than s
@@ -99,6 +100,11 @@ def _shared_store(s, var, f):
             amount = s.parent.insert(s.parent.stmts.index(s), ir.Stmt('cast', var.dtype, [amount]))
         s.op, s.dtype, s.args, s.attrs = 'atomic', var.dtype, [amount], {
             'field': f, 'comp': 0, 'fn': fn}
+        feed = op.args[0]
+        old = feed.args[0] if feed.op == 'cast' else feed
+        for t in stmts:
+            if t is not op and t is not feed and old in t.args:
+                t.args = [s if x is old else x for x in t.args]
     else:
         s.op, s.args, s.attrs = 'gstore', [val], {'field': f, 'comp': 0}
 
