@@ -415,3 +415,14 @@ def test_error_does_not_poison_later_kernels():
         bad()
     good()
     assert x[3] == 2.0
+
+
+def test_bad_argument_annotation_names_the_def_line():
+    @ti.kernel
+    def k(a: str):
+        pass
+
+    with pytest.raises(ti.CompileError) as e:
+        k('x')
+    msg = str(e.value)
+    assert 'test_errors.py' in msg and 'def k(a: str):' in msg and "argument 'a'" in msg

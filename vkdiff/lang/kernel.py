@@ -45,6 +45,18 @@ class KernelIR:
         FieldElem(self.ret_field, []).store(ops.cast(value, self.ret_type))
 
 
+def _at_def(fn, message):
+    """A CompileError located at the `def` line of a kernel or func."""
+    from ..errors import SourceLocation, located
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        k = next(i for i, l in enumerate(lines) if l.lstrip().startswith('def '))
+        loc = SourceLocation(inspect.getsourcefile(fn), first + k, lines[k], fn.__name__)
+    except (OSError, TypeError, StopIteration):
+        loc = None
+    return located(CompileError, message, loc)
+
+
 def _annotation_kind(ann, value):
     """'template', or the DataType of a scalar argument."""
     if isinstance(ann, Template) or ann is Template:
@@ -79,7 +91,10 @@ class Kernel:
                               f'got {len(args)}')
         key, runtime_args = [], []
         for p, a in zip(self.params, args):
-            kind = _annotation_kind(p.annotation, a)
+            try:
+                kind = _annotation_kind(p.annotation, a)
+            except CompileError as e:
+                raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
                 key.append(('t', id(a)))
             else:
