@@ -2,6 +2,7 @@
 names the user's file, line and source text."""
 import inspect
 
+import numpy as np
 import pytest
 
 import vkdiff
@@ -219,16 +220,47 @@ def test_kernel_calls_kernel():
     _compile_error(outer, line_text='inner()')
 
 
-def test_runtime_index_into_local_vector():
+def test_runtime_index_into_local_vector_is_supported():
+    """(Was an error; run-time component indices now select among the entries.)"""
     x = ti.field(ti.f32, shape=4)
 
     @ti.kernel
     def k():
         for i in x:
             v = ti.Vector([1.0, 2.0, 3.0, 4.0])
+            v[(i + 1) % 4] += 10.0
             x[i] = v[i]
 
-    _compile_error(k, line_text='x[i] = v[i]')
+    k()
+    np.testing.assert_array_equal(x.to_numpy(), [1, 12, 13, 14])
+
+
+def test_runtime_component_index_on_vector_and_matrix_fields():
+    v = ti.Vector.field(3, ti.f32, shape=4, needs_grad=True)
+    M = ti.Matrix.field(2, 2, ti.f32, shape=4)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def fill():
+        for i in v:
+            for c in range(3):
+                v[i][c] = i * 10 + c
+            for r in range(2):
+                for c in range(2):
+                    M[i][r, c] = r * 2 + c + i
+
+    @ti.kernel
+    def energy():
+        for i in v:
+            for c in range(3):
+                loss[None] += v[i][c] ** 2 * (c + 1)
+
+    fill()
+    np.testing.assert_array_equal(v.to_numpy(), np.arange(4)[:, None] * 10 + np.arange(3))
+    np.testing.assert_array_equal(M.to_numpy()[2], [[2, 3], [4, 5]])
+    with ti.Tape(loss):
+        energy()
+    np.testing.assert_array_equal(v.grad.to_numpy(), 2 * v.to_numpy() * [1, 2, 3])
 
 
 def test_vector_shape_mismatch():

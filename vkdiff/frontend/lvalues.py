@@ -97,7 +97,12 @@ class MatrixLValue:
             e.augment(fn, v) if isinstance(e, LocalVar) else e.atomic(fn, v)
 
     def entry(self, key):
-        from ..lang.matrix import _static_index
+        from ..lang.matrix import _static_index, _is_runtime, dynamic_flat_index
+        if _is_runtime(key):
+            if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
+                return MatrixLValue([DynamicEntry(self.entries, dynamic_flat_index(
+                    (key, j), self.n, self.m, 2)) for j in range(self.m)], self.m, 1, 1)
+            return DynamicEntry(self.entries, dynamic_flat_index(key, self.n, self.m, self.ndim))
         if isinstance(key, tuple) and len(key) == 2:
             i, j = (_static_index(k) for k in key)
             return self.entries[i * self.m + j]
@@ -105,6 +110,41 @@ class MatrixLValue:
         if self.ndim == 2 and self.m > 1:
             return MatrixLValue(self.entries[i * self.m:(i + 1) * self.m], self.m, 1, 1)
         return self.entries[i]
+
+
+class DynamicEntry:
+    """`v[k]` with a run-time k, as an lvalue: loads select among the entries, stores and
+    atomics go to the entry whose index matches (one `if` per entry)."""
+
+    def __init__(self, entries, index):
+        self.entries, self.index = entries, index
+        self.dtype = entries[0].dtype
+
+    def load(self):
+        acc = self.entries[-1].load()
+        for k in range(len(self.entries) - 2, -1, -1):
+            acc = ops.select(ops.binary('eq', self.index, k), self.entries[k].load(), acc)
+        return acc
+
+    def _each(self, action):
+        from .context import current
+        from .. import ir
+        for k, e in enumerate(self.entries):
+            then = ir.Block()
+            emit('if', None, [ops.binary('eq', self.index, k)], blocks=[then, ir.Block()])
+            with current().open(then):
+                action(e)
+
+    def store(self, value):
+        self._each(lambda e: e.store(value))
+
+    def atomic(self, fn, value):
+        old = self.load()
+        self._each(lambda e: e.atomic(fn, value))
+        return old
+
+    def augment(self, fn, value):
+        self._each(lambda e: e.augment(fn, value) if hasattr(e, 'augment') else e.atomic(fn, value))
 
 
 def field_lvalue(field, indices):

@@ -80,10 +80,22 @@ class Matrix:
         return i
 
     def __getitem__(self, key):
+        if _is_runtime(key):
+            return self._dynamic_get(key)
         if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
             i = int(_static_index(key))
             return Vector(self.entries[i * self.m:(i + 1) * self.m])
         return self.entries[self._flat(key)]
+
+    def _dynamic_get(self, key):
+        """Indexing with run-time integers: a chain of selects over the entries."""
+        if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
+            return Vector([self._dynamic_get((key, j)) for j in range(self.m)])
+        flat = dynamic_flat_index(key, self.n, self.m, self.ndim)
+        acc = self.entries[-1]
+        for k in range(len(self.entries) - 2, -1, -1):
+            acc = ops.select(ops.binary('eq', flat, k), self.entries[k], acc)
+        return acc
 
     def __setitem__(self, key, value):
         self.entries[self._flat(key)] = value
@@ -276,6 +288,24 @@ class Vector(Matrix):
     @staticmethod
     def one(dt, n):
         return Vector([ops.cast(1, dt)] * n)
+
+
+def _is_runtime(key):
+    from ..frontend.context import Value
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, Value) for k in keys)
+
+
+def dynamic_flat_index(key, n, m, ndim):
+    """The flat entry index of a (possibly run-time) vector or matrix index."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if ndim == 2 and m > 1:
+        if len(keys) != 2:
+            raise error('index a matrix with two indices, m[i, j]')
+        return ops.binary('add', ops.binary('mul', keys[0], m), keys[1])
+    if len(keys) != 1:
+        raise error('a vector takes one index')
+    return keys[0]
 
 
 def _static_index(k):
