@@ -268,3 +268,91 @@ def test_kernel_local_shared_between_tasks():
         return (((X ** 2).sum() * X) ** 2).sum()
 
     np.testing.assert_allclose(x.grad.to_numpy(), _fd(ref, X), rtol=1e-7)
+
+
+def test_local_overwritten_inside_if_kills_its_gradient():
+    """Found by the checkpointing example: a constant stored in a branch must zero the local's
+    adjoint (the branch holds no active value, but it still needs its reverse)."""
+    x = ti.field(ti.f32, shape=2, needs_grad=True)
+    y = ti.field(ti.f32, shape=2, needs_grad=True)
+    flag = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def k():
+        for i in range(2):
+            a = x[i] * 3.0
+            if i == 0:
+                a = 0.0
+            y[i] = a
+
+    @ti.kernel
+    def k_uniform():
+        for i in range(2):
+            a = x[i] * 3.0
+            if flag[None] == 1:
+                a = 0.0
+            y[i] = a
+
+    x.fill(1)
+    k()
+    y.grad.fill(1)
+    k.grad()
+    np.testing.assert_array_equal(x.grad.to_numpy(), [0, 3])
+    flag[None] = 1
+    x.grad.fill(0)
+    k_uniform()
+    k_uniform.grad()
+    np.testing.assert_array_equal(x.grad.to_numpy(), [0, 0])
+
+
+def test_stores_in_exclusive_branches_are_not_rule_2():
+    a = ti.field(ti.f32, shape=(), needs_grad=True)
+    v = ti.field(ti.f32, shape=4, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def init():
+        for i in v:
+            if i == 0:
+                v[i] = a[None] * 2
+            else:
+                v[i] = 0.0
+
+    @ti.kernel
+    def total():
+        for i in v:
+            loss[None] += v[i]
+
+    a[None] = 1.5
+    with ti.Tape(loss):
+        init()
+        total()
+    assert a.grad[None] == 2.0
+
+
+def test_long_tape_check_is_fast():
+    import time
+    steps = 2048
+    x = ti.field(ti.f32, shape=(steps + 1, 4), needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def step(t: ti.i32):
+        for i in range(4):
+            x[t + 1, i] = x[t, i] * 0.99
+
+    @ti.kernel
+    def final():
+        for i in range(4):
+            loss[None] += x[steps, i]
+
+    x.fill(1)
+    step(0)
+    final()  # compile outside the timing
+    t0 = time.perf_counter()
+    with ti.Tape(loss):
+        for t in range(steps):
+            step(t)
+        final()
+    assert time.perf_counter() - t0 < 5.0
+    assert x.grad[0, 0] == pytest.approx(0.99 ** steps, rel=1e-3)

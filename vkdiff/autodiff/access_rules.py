@@ -34,6 +34,27 @@ def same_element(a, b):
     return all(same_value(x, y) for x, y in zip(a.indices, b.indices))
 
 
+def _path(s):
+    """[(statement, branch index)] from the outermost enclosing statement down to s."""
+    out = []
+    while s.parent is not None and s.parent.owner is not None:
+        owner = s.parent.owner
+        out.append((owner, owner.blocks.index(s.parent)))
+        s = owner
+    return out[::-1]
+
+
+def exclusive(a, b):
+    """a and b sit in different branches of one `if`: never both executed."""
+    pa, pb = _path(a), _path(b)
+    for (sa, ba), (sb, bb) in zip(pa, pb):
+        if sa is not sb:
+            return False
+        if ba != bb:
+            return sa.op == 'if'
+    return False
+
+
 def _kind(s):
     if s.op == 'gload':
         return 'read'
@@ -53,7 +74,7 @@ def check_rules(tasks, kernel_name):
         ka = _kind(a)
         for b in accesses[i + 1:]:
             kb = _kind(b)
-            if kb == 'read' or not same_element(a, b):
+            if kb == 'read' or not same_element(a, b) or exclusive(a, b):
                 continue
             name = a.field.name
             if ka == 'read':
@@ -94,16 +115,28 @@ def _overlap(p, q):
 
 
 def check_tape(launches):
-    """`launches`: [(kernel name, summary)] in recording order."""
-    for j, (kname, summ) in enumerate(launches):
+    """`launches`: [(kernel name, summary)] in recording order. Earlier reads are indexed by field
+    and by the first index (the time step, in a time-stepped simulation), so a long tape checks
+    in about linear time."""
+    reads = {}   # field -> {first index or None -> {pattern: (kernel, stmt)}}
+    for kname, summ in launches:
         for field, kind, pat, stmt in summ:
-            if kind != 'write':
+            if kind != 'write' or field not in reads:
                 continue
-            for kprev, sprev in launches[:j]:
-                for f2, k2, p2, s2 in sprev:
-                    if f2 is field and k2 == 'read' and _overlap(p2, pat):
+            by_first = reads[field]
+            if pat and pat[0] is not None:
+                buckets = [by_first.get(pat[0], {}), by_first.get(None, {})]
+            else:
+                buckets = list(by_first.values())
+            for bucket in buckets:
+                for p2, (kprev, s2) in bucket.items():
+                    if _overlap(p2, pat):
                         raise located(AutodiffError,
-                                      f'inside this Tape, kernel {kname} overwrites {field.name}, which '
-                                      f'the earlier launch of {kprev} read ({_describe(s2)}); its '
-                                      'gradient would be wrong. Write to a new field (e.g. one per '
-                                      'time step).', stmt.loc)
+                                      f'inside this Tape, kernel {kname} overwrites {field.name}, '
+                                      f'which the earlier launch of {kprev} read ({_describe(s2)}); '
+                                      'its gradient would be wrong. Write to a new field (e.g. one '
+                                      'per time step).', stmt.loc)
+        for field, kind, pat, stmt in summ:
+            if kind == 'read':
+                first = pat[0] if pat else None
+                reads.setdefault(field, {}).setdefault(first, {}).setdefault(pat, (kname, stmt))

@@ -74,7 +74,10 @@ class Reverser:
         return Value(self.emit('load', a.dtype, [a]))
 
     def contains_active(self, s):
-        return any(x in self.active for b in s.blocks for x in ir.walk(b))
+        """Does compound statement s need a reverse? Yes if it computes an active value, or
+        stores into an active local (even a constant: that kills the local's adjoint)."""
+        return any(x in self.active or (x.op == 'store' and x.args[0] in self.active)
+                   for b in s.blocks for x in ir.walk(b))
 
     # ------------------------------------------------------------ R(B)
     def run(self, block):
