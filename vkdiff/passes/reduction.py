@@ -10,6 +10,8 @@ the last f32 rounding.
 Atomic adds whose index varies (`x.grad[i] += ...` in an (i, j) loop) are accumulated per thread
 while the index stays the same, and flushed with one atomic when it changes ("segmented"); with
 contiguous chunks of iterations per thread that removes most atomics on i-major loops."""
+import os
+
 from .. import ir
 from .. import types as T
 from ..codegen.spirv import LOCAL_SIZE
@@ -105,7 +107,55 @@ def optimize_reductions(task, features, groups):
     for s in cands:
         if s not in uniform:
             pos = _segmented(task, s, pos)
+    if CACHE_LOADS:
+        _cache_repeated_loads(task, pos)
     return [task] + extra
+
+
+# VKDIFF_CACHE_LOADS=0 turns the load cache off (to measure it).
+CACHE_LOADS = os.environ.get('VKDIFF_CACHE_LOADS', '1') != '0'
+
+
+def _cache_repeated_loads(task, pos):
+    """In a blocked reduction loop each invocation walks consecutive iterations, so an index like
+    i in an (i, j) loop repeats for long runs. Loads of read-only fields are kept per invocation
+    and redone only when their index changes (`x[i]` in the gravity kernels: half the loads)."""
+    loop = task.loop
+    body = loop.blocks[0]
+    written = {s.field for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
+    groups = {}
+    for s in body.stmts:
+        if s.op == 'gload' and s.field not in written and s.indices and \
+                not all(_invariant(i, loop) for i in s.indices):
+            groups.setdefault((s.field, tuple(s.indices)), []).append(s)
+    for (field, indices), loads in groups.items():
+        pro = ir.Block()
+        last = []
+        for _ in indices:
+            var = pro.append(ir.Stmt('alloca', T.i32))
+            pro.append(ir.Stmt('store', None, [var, pro.append(ir.const(-1, T.i32))]))
+            last.append(var)
+        vals = [pro.append(ir.Stmt('alloca', s.dtype)) for s in loads]
+        for k, st in enumerate(pro.stmts):
+            task.body.insert(pos + k, st)
+        pos += len(pro.stmts)
+        pre = ir.Block()
+        changed = None
+        for var, ix in zip(last, indices):
+            ne = pre.append(ir.Stmt('ne', T.u1, [pre.append(ir.Stmt('load', T.i32, [var])), ix]))
+            changed = ne if changed is None else pre.append(ir.Stmt('lor', T.u1, [changed, ne]))
+        then = ir.Block()
+        for s, v in zip(loads, vals):
+            then.append(ir.Stmt('store', None, [v, then.append(ir.Stmt('gload', s.dtype, list(indices),
+                                                                        dict(s.attrs)))]))
+        for var, ix in zip(last, indices):
+            then.append(ir.Stmt('store', None, [var, ix]))
+        pre.append(ir.Stmt('if', None, [changed], blocks=[then, ir.Block()]))
+        at = body.stmts.index(loads[0])
+        for k, st in enumerate(pre.stmts):
+            body.insert(at + k, st)
+        for s, v in zip(loads, vals):  # the loads become reads of the cache, in place
+            s.op, s.args, s.attrs = 'load', [v], {}
 
 
 def _hoist_invariant_loads(task):
