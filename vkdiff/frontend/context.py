@@ -12,6 +12,7 @@ class Emitter:
     def __init__(self):
         self.blocks = []
         self.loc = None
+        self.loop_config = None  # set by ti.loop_config(...) for the next for loop
 
     def emit(self, stmt):
         if not self.blocks:

@@ -42,6 +42,7 @@ def build_for(fb, node):
     from ..lang.field import Field
     if node.orelse:
         raise error('for ... else is not supported')
+    config, current().loop_config = current().loop_config, None  # ti.loop_config: this loop only
     it_node = node.iter
     # range(...) is read specially so that run-time bounds are allowed
     if isinstance(it_node, ast.Call) and isinstance(it_node.func, ast.Name) and \
@@ -70,7 +71,8 @@ def build_for(fb, node):
             raise error('ti.grouped loops bind one index vector')
     elif len(names) != len(dims):
         raise error(f'the loop binds {len(names)} names but iterates over {len(dims)} dimensions')
-    parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level
+    parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and \
+        not (config and config['serialize'])
     if parallel:
         _parallel_for(fb, node, names, dims, grouped)
     else:

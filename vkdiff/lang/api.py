@@ -34,6 +34,15 @@ def grouped(x):
     return Grouped(x)
 
 
+def loop_config(*, serialize=False, block_dim=None, parallelize=None, block_dim_adaptive=True,
+                bit_vectorize=False):
+    """`ti.loop_config(serialize=True)`: the next for loop of the kernel runs serially (in order,
+    on one invocation) instead of in parallel. The other options are accepted and ignored."""
+    em = current()
+    if em is not None:
+        em.loop_config = {'serialize': bool(serialize)}
+
+
 def random(dtype=float):
     dtype = T.resolve(dtype)
     if current() is None:

@@ -1,0 +1,68 @@
+"""Taichi-style programs, written as a Taichi user would, checked against numpy references."""
+import numpy as np
+
+import vkdiff as ti
+
+
+# ---------------------------------------------------------------- ti.loop_config
+def test_loop_config_serialize_prefix_sum():
+    B = 16
+    data = ti.field(ti.i32, shape=1000)
+    hist = ti.field(ti.i32, shape=B)
+    pre = ti.field(ti.i32, shape=B + 1)
+
+    @ti.kernel
+    def histogram():
+        for i in data:
+            ti.atomic_add(hist[data[i] % B], 1)
+
+    @ti.kernel
+    def prefix():
+        pre[0] = 0
+        ti.loop_config(serialize=True)
+        for i in range(B):  # each iteration reads the previous one's result: must run in order
+            pre[i + 1] = pre[i] + hist[i]
+
+    d = np.random.default_rng(1).integers(0, 1000, 1000).astype(np.int32)
+    data.from_numpy(d)
+    histogram()
+    prefix()
+    h = np.bincount(d % B, minlength=B)
+    np.testing.assert_array_equal(hist.to_numpy(), h)
+    np.testing.assert_array_equal(pre.to_numpy(), np.concatenate([[0], np.cumsum(h)]))
+
+
+def test_loop_config_serialize_break_and_grad():
+    x = ti.field(ti.f32, shape=8, needs_grad=True)
+    c = ti.field(ti.f32, shape=9, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def cumsum():
+        ti.loop_config(serialize=True)
+        for i in range(8):
+            c[i + 1] = c[i] + x[i] * x[i]
+
+    @ti.kernel
+    def total():
+        for i in c:
+            loss[None] += c[i]
+
+    @ti.kernel
+    def first_square_above(t: ti.i32) -> ti.i32:
+        r = -1
+        ti.loop_config(serialize=True, block_dim=64)
+        for i in range(100):
+            if i * i > t:
+                r = i
+                break
+        return r
+
+    xs = np.arange(8, dtype=np.float32)
+    x.from_numpy(xs)
+    with ti.Tape(loss):
+        cumsum()
+        total()
+    np.testing.assert_allclose(c.to_numpy(), np.concatenate([[0], np.cumsum(xs ** 2)]))
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * xs * (8 - np.arange(8)))
+    assert first_square_above(50) == 8
