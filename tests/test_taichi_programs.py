@@ -66,3 +66,50 @@ def test_loop_config_serialize_break_and_grad():
     np.testing.assert_allclose(c.to_numpy(), np.concatenate([[0], np.cumsum(xs ** 2)]))
     np.testing.assert_allclose(x.grad.to_numpy(), 2 * xs * (8 - np.arange(8)))
     assert first_square_above(50) == 8
+
+
+# ---------------------------------------------------------------- @ti.data_oriented classes
+def test_data_oriented_class_kernels_funcs_and_grad():
+    @ti.data_oriented
+    class Sim:
+        def __init__(self, n):
+            self.n = n
+            self.x = ti.field(ti.f32, shape=n, needs_grad=True)
+            self.loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+        @ti.func
+        def weight(self, i):
+            return ti.cast(i, ti.f32) * self.n
+
+        @ti.kernel
+        def step(self, a: ti.f32):
+            for i in self.x:
+                self.x[i] += a * self.weight(i)
+
+        @ti.kernel
+        def total(self) -> ti.f32:
+            s = 0.0
+            for i in range(self.n):
+                s += self.x[i]
+            return s
+
+        @ti.kernel
+        def compute_loss(self):
+            for i in self.x:
+                self.loss[None] += self.x[i] ** 2
+
+    a, b = Sim(8), Sim(4)  # two instances: one compiled kernel each
+    a.step(2.0)
+    a.step(1.0)
+    b.step(1.0)
+    want = 3.0 * 8 * np.arange(8)
+    np.testing.assert_allclose(a.x.to_numpy(), want)
+    np.testing.assert_allclose(b.x.to_numpy(), 4.0 * np.arange(4))
+    assert a.total() == want.sum()
+    with ti.Tape(a.loss):
+        a.compute_loss()
+    np.testing.assert_allclose(a.x.grad.to_numpy(), 2 * want)
+    a.x.grad.fill(0)
+    a.loss.grad[None] = 1
+    a.compute_loss.grad()
+    np.testing.assert_allclose(a.x.grad.to_numpy(), 2 * want)

@@ -144,6 +144,11 @@ class Kernel:
             tape.record(self, args)
         return result
 
+    def __get__(self, obj, objtype=None):
+        """A kernel defined in a class (`@ti.data_oriented`): `self` is its first, template
+        argument."""
+        return self if obj is None else _BoundKernel(self, obj)
+
     def ir(self, *args):
         """The IR of this kernel's tasks for the given arguments, as text."""
         inst, _ = self.instance(args)
@@ -175,6 +180,48 @@ class AdjointKernel:
         return inst.adjoint().spirv()
 
 
+class _BoundKernel:
+    """A kernel (or its adjoint) looked up on an instance: called with the instance first."""
+
+    def __init__(self, target, obj):
+        self._target, self._obj = target, obj
+        self._vkdiff_kernel = True
+        functools.update_wrapper(self, target.fn if isinstance(target, Kernel) else target.primal.fn)
+
+    def __call__(self, *args, **kwargs):
+        return self._target(self._obj, *args, **kwargs)
+
+    @property
+    def grad(self):
+        return _BoundKernel(self._target.grad, self._obj)
+
+    def ir(self, *args):
+        return self._target.ir(self._obj, *args)
+
+    def spirv(self, *args):
+        return self._target.spirv(self._obj, *args)
+
+
+class _BoundFunc:
+    """A func looked up on an instance (`self.helper(...)` in a kernel method)."""
+
+    def __init__(self, func, obj):
+        self._func, self._obj = func, obj
+        self._vkdiff_func = self
+
+    def __call__(self, *args, **kwargs):
+        return self._func(self._obj, *args, **kwargs)
+
+    def inline(self, kernel_ir, args, kwargs):
+        return self._func.inline(kernel_ir, [self._obj, *args], kwargs)
+
+
+def data_oriented(cls):
+    """`@ti.data_oriented`: accepted for Taichi compatibility; kernels and funcs defined in any
+    class already bind `self` as a template argument."""
+    return cls
+
+
 class Func:
     """`@ti.func`: inlined at every call site."""
 
@@ -189,6 +236,9 @@ class Func:
         if current() is None:
             raise VkdiffError(f'ti.func {self.fn.__name__} can only be called from a kernel or func')
         raise VkdiffError('internal: func call not routed through the builder')
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else _BoundFunc(self, obj)
 
     def inline(self, kernel_ir, args, kwargs):
         bound = self.sig.bind(*args, **kwargs)
