@@ -113,3 +113,40 @@ def test_data_oriented_class_kernels_funcs_and_grad():
     a.loss.grad[None] = 1
     a.compute_loss.grad()
     np.testing.assert_allclose(a.x.grad.to_numpy(), 2 * want)
+
+
+# ---------------------------------------------------------------- Julia set (Taichi's hello world)
+def test_julia_set_any_arch_name():
+    for arch in (ti.cuda, ti.metal, ti.opengl, ti.x64, ti.cpu, ti.gpu):
+        assert arch == ti.vulkan
+    ti.init(arch=ti.cuda)
+    n = 32
+    pixels = ti.field(dtype=float, shape=(n * 2, n))
+
+    @ti.func
+    def complex_sqr(z):
+        return ti.Vector([z[0] ** 2 - z[1] ** 2, z[1] * z[0] * 2])
+
+    @ti.kernel
+    def paint(t: float):
+        for i, j in pixels:
+            c = ti.Vector([-0.8, ti.cos(t) * 0.2])
+            z = ti.Vector([i / n - 1, j / n - 0.5]) * 2
+            iterations = 0
+            while z.norm() < 20 and iterations < 50:
+                z = complex_sqr(z) + c
+                iterations += 1
+            pixels[i, j] = 1 - iterations * 0.02
+
+    paint(0.03)
+    c = complex(-0.8, np.cos(np.float32(0.03)) * 0.2)
+    ii, jj = np.meshgrid(np.arange(2 * n), np.arange(n), indexing='ij')
+    z = ((ii / n - 1) * 2 + 1j * (jj / n - 0.5) * 2).astype(np.complex64)
+    it = np.zeros(z.shape, np.int32)
+    for _ in range(50):
+        alive = np.abs(z) < 20
+        z = np.where(alive, z * z + np.complex64(c), z)
+        it += alive
+    got = pixels.to_numpy()
+    # iteration counts may differ where |z| lands within rounding of 20: allow a few pixels
+    assert (np.abs(got - (1 - it * 0.02)) > 1e-5).sum() <= 2

@@ -15,7 +15,8 @@ from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add
 from .lang.field import SNode as _SNode
 
 vulkan = 'vulkan'
-gpu = cpu = vulkan  # accepted for Taichi compatibility: vkdiff has one backend
+# accepted for Taichi compatibility (ti.init(arch=ti.cuda)): vkdiff has one backend
+gpu = cpu = cuda = metal = opengl = gles = dx11 = dx12 = x64 = arm64 = cc = vulkan
 root = _SNode()
 ti_float = float
 
