@@ -139,6 +139,11 @@ class Field:
         if value.size != 1 and value.shape != self.elem_shape:
             raise ValueError(f'fill: field {self.name} has elements of shape {self.elem_shape}, '
                              f'got {value.shape}')
+        if value.size == 1 and (self.dtype.is_float or value.dtype.kind in 'iub'):
+            # on the device: no host round trip, so a Tape inside a time loop never syncs
+            from .builtin_kernels import fill
+            fill(self, value.item())
+            return
         self.storage.for_host_overwrite()[...] = value
 
     def copy_from(self, other):
