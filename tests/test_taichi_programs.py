@@ -1,5 +1,6 @@
 """Taichi-style programs, written as a Taichi user would, checked against numpy references."""
 import numpy as np
+import pytest
 
 import vkdiff as ti
 
@@ -150,3 +151,24 @@ def test_julia_set_any_arch_name():
     got = pixels.to_numpy()
     # iteration counts may differ where |z| lands within rounding of 20: allow a few pixels
     assert (np.abs(got - (1 - it * 0.02)) > 1e-5).sum() <= 2
+
+
+# ---------------------------------------------------------------- kernel arguments
+def test_kernel_default_and_keyword_arguments():
+    v = ti.Vector.field(3, ti.f32, shape=(2, 3))
+
+    @ti.kernel
+    def fill(scale: ti.f32 = 2.0, offset: ti.i32 = 0):
+        for I in ti.grouped(v):
+            v[I] = ti.Vector([I[0], I[1], I[0] * I[1]]) * scale + offset
+
+    ii, jj = np.meshgrid(np.arange(2), np.arange(3), indexing='ij')
+    base = np.stack([ii, jj, ii * jj], -1).astype(np.float32)
+    fill()
+    np.testing.assert_allclose(v.to_numpy(), base * 2)
+    fill(offset=1)
+    np.testing.assert_allclose(v.to_numpy(), base * 2 + 1)
+    fill(3.0)
+    np.testing.assert_allclose(v.to_numpy(), base * 3)
+    with pytest.raises(ti.VkdiffError, match='unexpected keyword|got an unexpected'):
+        fill(bogus=1)

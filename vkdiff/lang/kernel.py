@@ -74,6 +74,18 @@ def _annotation_kind(ann, value):
                            '(use ti.f32, ti.i32, ti.f64, float, int or ti.template())') from None
 
 
+def _bind(sig, args, kwargs):
+    """All the arguments of a kernel call, in order: keywords and default values filled in."""
+    if not kwargs and len(args) >= len(sig.parameters):
+        return args
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise VkdiffError(f'kernel arguments: {e}') from None
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
 class Kernel:
     def __init__(self, fn, is_grad=False, primal=None):
         self.fn = fn
@@ -133,8 +145,7 @@ class Kernel:
         return kir
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            args = tuple(self.sig.bind(*args, **kwargs).arguments.values())
+        args = _bind(self.sig, args, kwargs)
         inst, rargs = self.instance(args)
         tape = state.tape
         if state.fwd is not None:
@@ -166,8 +177,7 @@ class AdjointKernel:
         self.primal = primal
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            args = tuple(self.primal.sig.bind(*args, **kwargs).arguments.values())
+        args = _bind(self.primal.sig, args, kwargs)
         inst, rargs = self.primal.instance(args)
         return inst.adjoint().launch(rargs)
 
