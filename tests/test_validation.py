@@ -167,3 +167,28 @@ def test_validation_layer_catches_missing_barriers(tmp_path):
     assert out.returncode == 0, out.stderr
     count = int(out.stdout.split('MESSAGES')[1])
     assert count > 0
+
+
+@pytest.mark.parametrize('disabled', [False, True])
+def test_subgroup_reduction_only_when_enabled(disabled):
+    if disabled:
+        ti.init(disable_features=['subgroup_arithmetic'])
+    feats = ti.device_features()
+    n = 100_000
+    x = ti.field(ti.f32, shape=n)
+    total = ti.field(ti.f32, shape=())
+
+    @ti.kernel
+    def k():
+        for i in x:
+            total[None] += x[i]
+
+    x.from_numpy((np.arange(n) % 7).astype(np.float32))
+    k()
+    assert total[None] == float((np.arange(n) % 7).sum())  # exact: summed in f64, in order
+    spv = k.spirv()
+    if feats['subgroup_arithmetic']:
+        assert 'OpCapability GroupNonUniformArithmetic' in spv and 'OpGroupNonUniformFAdd' in spv
+    else:
+        assert 'GroupNonUniform' not in spv
+        assert 'OpControlBarrier' in spv  # the shared-memory tree

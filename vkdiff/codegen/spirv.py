@@ -509,8 +509,23 @@ class TaskCodegen:
         self.interface.append(var)
         return var
 
+    def builtin_scalar(self, name):
+        m = self.m
+        u32 = m.scalar(T.u32)
+
+        def make():
+            var = m._global('bi', f'OpVariable {m.pointer("Input", u32)} Input')
+            m.decorations.append(f'OpDecorate {var} BuiltIn {name}')
+            self.interface.append(var)
+            return var
+        return self.op('OpLoad', u32, m._cached(('builtin', name), make))
+
     def gen_wg_sum(self, s):
-        """Sum of a value over the workgroup (shared-memory tree; in uniform control flow)."""
+        """Sum of a value over the workgroup, valid in invocation 0 (in uniform control flow).
+        With subgroup arithmetic: a subgroup reduce, one shared slot per subgroup, one barrier,
+        and invocation 0 adds the slots; otherwise a shared-memory tree."""
+        if self.features.get('subgroup_arithmetic') and self.features.get('subgroup_basic'):
+            return self.gen_wg_sum_subgroups(s)
         m, dt = self.m, s.dtype
         t = self.t(dt)
         arr = m.array(t, LOCAL_SIZE)
@@ -539,6 +554,64 @@ class TaskCodegen:
             barrier()
             half //= 2
         return self.op('OpLoad', t, self.op('OpAccessChain', pw, sh, m.i32(0)))
+
+    def gen_wg_sum_subgroups(self, s):
+        m, dt = self.m, s.dtype
+        t, u32, i32 = self.t(dt), self.t(T.u32), self.t(T.i32)
+        m.capability('GroupNonUniform')
+        m.capability('GroupNonUniformArithmetic')
+        scope = m.u32(3)  # Subgroup
+        part = self.op('OpGroupNonUniformFAdd' if dt.is_float else 'OpGroupNonUniformIAdd', t,
+                       scope, 'Reduce', self.values[s.args[0]])
+        arr = m.array(t, LOCAL_SIZE)
+        sh = m._global('shared', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup')
+        pw = m.pointer('Workgroup', t)
+        sgid = self.builtin_scalar('SubgroupId')
+        nsg = self.op('OpBitcast', i32, self.builtin_scalar('NumSubgroups'))
+        elect = self.op('OpGroupNonUniformElect', m.bool(), scope)
+        then, end = m.new('sgw'), m.new('sgwm')
+        self.emit(f'OpSelectionMerge {end} None')
+        self.emit(f'OpBranchConditional {elect} {then} {end}')
+        self.terminated = True
+        self.label(then)
+        self.emit(f'OpStore {self.op("OpAccessChain", pw, sh, sgid)} {part}')
+        self.branch(end)
+        self.label(end)
+        self.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
+        # invocation 0 adds the per-subgroup sums in order
+        acc, k = self.local_var(dt, 'wgacc'), self.local_var(T.i32, 'wgk')
+        self.emit(f'OpStore {acc} {m.const(dt, 0)}')
+        self.emit(f'OpStore {k} {m.i32(0)}')
+        lid = self.op('OpBitcast', i32, self.builtin_x('LocalInvocationId'))
+        is0 = self.op('OpIEqual', m.bool(), lid, m.i32(0))
+        first, done = m.new('wg0'), m.new('wg0m')
+        self.emit(f'OpSelectionMerge {done} None')
+        self.emit(f'OpBranchConditional {is0} {first} {done}')
+        self.terminated = True
+        self.label(first)
+        header, check, body, cont, merge = (m.new(h) for h in ('wgh', 'wgc', 'wgb', 'wgn', 'wgm'))
+        self.branch(header)
+        self.label(header)
+        self.emit(f'OpLoopMerge {merge} {cont} None')
+        self.emit(f'OpBranch {check}')
+        self.terminated = True
+        self.label(check)
+        kv = self.op('OpLoad', i32, k)
+        self.emit(f'OpBranchConditional {self.op("OpSLessThan", m.bool(), kv, nsg)} {body} {merge}')
+        self.terminated = True
+        self.label(body)
+        v = self.op('OpLoad', t, self.op('OpAccessChain', pw, sh, kv))
+        add = 'OpFAdd' if dt.is_float else 'OpIAdd'
+        self.emit(f'OpStore {acc} {self.op(add, t, self.op("OpLoad", t, acc), v)}')
+        self.branch(cont)
+        self.label(cont)
+        self.emit(f'OpStore {k} {self.op("OpIAdd", i32, self.op("OpLoad", i32, k), m.i32(1))}')
+        self.emit(f'OpBranch {header}')
+        self.terminated = True
+        self.label(merge)
+        self.branch(done)
+        self.label(done)
+        return self.op('OpLoad', t, acc)
 
     # ------------------------------------------------------------ random numbers
     def init_rng(self):
