@@ -101,6 +101,22 @@ def walk(block):
             yield from walk(b)
 
 
+def dependencies(roots):
+    """The statements `roots` are computed from (themselves included), in dependency order."""
+    order, seen = [], set()
+
+    def visit(x):
+        if x in seen:
+            return
+        seen.add(x)
+        for a in x.args:
+            visit(a)
+        order.append(x)
+    for r in roots:
+        visit(r)
+    return order
+
+
 def enclosing(stmt, ops):
     """The nearest enclosing statement whose op is in `ops`, or None."""
     b = stmt.parent

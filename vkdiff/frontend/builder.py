@@ -613,28 +613,15 @@ def _warn_once(msg):
         warnings.warn(msg, stacklevel=2)
 
 
-def _kmin(*args):
-    if len(args) == 1:
-        args = tuple(args[0])
-    acc = args[0]
-    for a in args[1:]:
-        acc = ops.binary('min', acc, a)
-    return acc
-
-
-def _kmax(*args):
-    if len(args) == 1:
-        args = tuple(args[0])
-    acc = args[0]
-    for a in args[1:]:
-        acc = ops.binary('max', acc, a)
-    return acc
+def _api():
+    from ..lang import api
+    return api
 
 
 _PY_BUILTINS = {
     abs: lambda x: ops.unary('abs', x),
-    min: _kmin,
-    max: _kmax,
+    min: lambda *a: _api().min(*a),
+    max: lambda *a: _api().max(*a),
     # on compile-time numbers int() and float() stay Python's (`ti.static(range(int(n)))`)
     int: lambda x=0: (int(x) if ops.is_number(x) or isinstance(x, str)
                       else ops.cast(x, T.Defaults.ip)),

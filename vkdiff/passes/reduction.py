@@ -168,7 +168,7 @@ def _hoist_invariant_loads(task):
         if s.op == 'gload' and s.field not in written and \
                 all(_invariant(i, loop) for i in s.indices):
             loop.blocks[0].stmts.remove(s)
-            for i in reversed(_pure_closure(s.indices)):
+            for i in reversed(ir.dependencies(s.indices)):
                 if i.parent is loop.blocks[0]:
                     loop.blocks[0].stmts.remove(i)
                     task.body.insert(pos, i)
@@ -267,7 +267,7 @@ def _finish_task(task, k, target, partials, acc_t, groups):
     field, comp, fn, indices = target
     body = ir.Block()
     mapping = {}
-    for st in _pure_closure(indices):
+    for st in ir.dependencies(indices):
         body.append(ir.clone_stmt(st, mapping))
     acc = _emit(body, 'alloca', acc_t)
     _emit(body, 'store', None, [acc, _const(body, 0, acc_t)])
@@ -283,21 +283,6 @@ def _finish_task(task, k, target, partials, acc_t, groups):
     _emit(body, 'atomic', field.dtype, [mapping[i] for i in indices] + [total],
           {'field': field, 'comp': comp, 'fn': fn})
     return Task('serial', body, f'{task.name}_sum{k}')
-
-
-def _pure_closure(roots):
-    order, seen = [], set()
-
-    def visit(x):
-        if x in seen:
-            return
-        seen.add(x)
-        for a in x.args:
-            visit(a)
-        order.append(x)
-    for r in roots:
-        visit(r)
-    return order
 
 
 def _segmented(task, s, pos):

@@ -150,17 +150,7 @@ def _needs(stmts):
 
 def _clone_pure_closure(roots, defined_at_top):
     """Clones of the pure statements `roots` depend on, in dependency order."""
-    order, seen = [], set()
-
-    def visit(s):
-        if s in seen:
-            return
-        seen.add(s)
-        for a in s.args:
-            visit(a)
-        order.append(s)
-    for r in roots:
-        visit(r)
+    order = ir.dependencies(roots)
     mapping = {}
     out = []
     for s in order:
