@@ -610,3 +610,45 @@ def test_mpm88_against_numpy():
     np.testing.assert_allclose(x.to_numpy(), X, atol=1e-5)
     np.testing.assert_allclose(v.to_numpy(), V, atol=1e-4)
     np.testing.assert_allclose(J.to_numpy(), Jp, atol=1e-5)
+
+
+# ---------------------------------------------------------------- ti.math (modern Taichi style)
+def test_ti_math_vector_types_and_helpers():
+    import vkdiff.math as tm
+    P = ti.field(ti.math.vec3, shape=4)
+    Q = tm.vec2.field(shape=4)
+    R = ti.field(tm.mat2, shape=2)
+    S = ti.field(ti.types.vector(3, ti.f32), shape=4)
+
+    @ti.func
+    def twice(v: tm.vec3):
+        return v * 2
+
+    @ti.kernel
+    def k():
+        for i in P:
+            a = tm.vec3(i, 1.0, -2.0)
+            P[i] = tm.normalize(a) * tm.length(a) + tm.sign(a) + tm.mix(a, tm.vec3(0), 0.5) \
+                + tm.clamp(a, -1.0, 1.0)
+            Q[i] = tm.cmul(tm.vec2(1, i), tm.vec2(2, 3)) + tm.vec2(tm.pi, tm.fract(2.75)
+                                                                   + tm.dot(a, a))
+            S[i] = twice(ti.Vector([1, 2, i]))
+        R[0] = tm.rotation2d(tm.pi / 2)
+        R[1] = tm.mat2(1, 2, 3, 4) @ tm.mat2([[1, 0], [0, 1]])
+
+    k()
+    i = np.arange(4.0)
+    a = np.stack([i, np.ones(4), -2 * np.ones(4)], 1)
+    np.testing.assert_allclose(P.to_numpy(), a + np.sign(a) + a / 2 + np.clip(a, -1, 1), atol=1e-6)
+    np.testing.assert_allclose(Q.to_numpy(), np.stack([2 - 3 * i + np.pi,
+                                                       3 + 2 * i + 0.75 + (a * a).sum(1)], 1),
+                               rtol=1e-6)
+    np.testing.assert_allclose(R.to_numpy(), [[[0, -1], [1, 0]], [[1, 2], [3, 4]]], atol=1e-7)
+    np.testing.assert_allclose(S.to_numpy(), np.stack([2 * np.ones(4), 4 * np.ones(4), 2 * i], 1))
+
+    @ti.kernel
+    def vec_arg(v: tm.vec3):
+        P[0] = v
+
+    with pytest.raises(ti.CompileError, match=r'vector\(3, f32\) kernel arguments are not supported'):
+        vec_arg(tm.vec3(1, 2, 3))

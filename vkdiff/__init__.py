@@ -22,6 +22,7 @@ ti_float = float
 
 
 from . import ad
+from . import math
 from .ad import Tape
 
 try:

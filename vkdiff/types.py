@@ -64,6 +64,8 @@ def resolve(dtype):
         return i32
     if isinstance(dtype, str) and dtype in ALL:
         return ALL[dtype]
+    if is_tensor_type(dtype):
+        raise TypeError(f'{dtype!r} is a vector/matrix type, not a scalar type')
     try:
         npd = np.dtype(dtype)
     except TypeError:
@@ -116,8 +118,18 @@ def ndarray(*args, **kwargs):
 
 
 def vector(n, dtype):
-    from .errors import CompileError
-    raise CompileError('ti.types.vector kernel arguments are not supported; pass scalars')
+    """`ti.types.vector(3, ti.f32)`: constructs vectors, makes fields, annotates func arguments
+    (not kernel arguments: pass scalars)."""
+    from .math import VectorType
+    return VectorType(n, dtype)
 
 
-matrix = vector
+def matrix(n, m, dtype):
+    from .math import MatrixType
+    return MatrixType(n, m, dtype)
+
+
+def is_tensor_type(t):
+    """A `ti.math.vec3` / `ti.types.matrix(...)` type."""
+    from .math import MatrixType, VectorType
+    return isinstance(t, (VectorType, MatrixType))

@@ -214,6 +214,8 @@ def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offs
     """`ti.field(dtype, shape=(), needs_grad=False)`."""
     if offset is not None:
         raise VkdiffError('field offsets are not supported')
+    if hasattr(dtype, 'field'):  # ti.field(ti.math.vec3, n), ti.field(ti.types.matrix(2, 2, float), n)
+        return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name)
     return make_field(dtype, shape, (), needs_grad, needs_dual, name)
 
 

@@ -67,6 +67,9 @@ def _annotation_kind(ann, value):
         return 'template'
     if isinstance(ann, str):
         raise CompileError(f'string annotations are not supported ({ann!r})')
+    if T.is_tensor_type(ann):
+        raise CompileError(f'{ann!r} kernel arguments are not supported; pass scalars (or put the '
+                           'vector in a field)')
     try:
         return T.resolve(ann)
     except TypeError:
@@ -262,7 +265,9 @@ class Func:
             if isinstance(ann, Template) or ann is Template:
                 fb.scopes[0][name] = value
                 continue
-            if ann is not inspect.Parameter.empty and not isinstance(ann, str):
+            if T.is_tensor_type(ann):
+                value = ops.cast(value, T.resolve(ann.dtype))
+            elif ann is not inspect.Parameter.empty and not isinstance(ann, str):
                 value = ops.cast(value, T.resolve(ann))
             # pass by value: run-time scalars and matrices get a fresh local
             if isinstance(value, Value) or _is_matrix(value):

@@ -1,0 +1,160 @@
+"""`ti.math` (also `import vkdiff.math as tm`): Taichi's GLSL-style vector types and helpers.
+
+`vec2/3/4`, `ivec2/3/4`, `mat2/3/4` construct vectors and matrices (`vec3(0)`, `vec3(1, 2, 3)`,
+`vec3(v2, 1)`), make fields (`vec3.field(shape=n)`, `ti.field(vec3, shape=n)`); the functions
+work elementwise on vectors, in kernels and in Python scope."""
+import math as _m
+
+from . import types as _T
+from .frontend import ops as _ops
+from .lang import api as _api
+from .lang.matrix import Matrix as _Matrix, Vector as _Vector
+
+pi = _m.pi
+e = _m.e
+inf = _m.inf
+nan = _m.nan
+
+
+class VectorType:
+    """`ti.math.vec3`, `ti.types.vector(3, ti.f32)`: a vector type of n entries."""
+
+    def __init__(self, n, dtype):
+        self.n, self.dtype = n, dtype
+
+    def __call__(self, *args):
+        flat = []
+        for a in args:
+            flat.extend(a.entries if isinstance(a, _Matrix) else
+                        list(a) if isinstance(a, (list, tuple)) else [a])
+        if len(flat) == 1:
+            flat = flat * self.n
+        if len(flat) != self.n:
+            raise TypeError(f'{self!r} takes {self.n} entries, got {len(flat)}')
+        return _Vector(flat, dt=_T.resolve(self.dtype))
+
+    def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
+        from .lang.field import make_field
+        return make_field(self.dtype, shape, (self.n,), needs_grad, needs_dual, name)
+
+    def __repr__(self):
+        return f'vector({self.n}, {_T.resolve(self.dtype).name})'
+
+
+class MatrixType:
+    """`ti.math.mat3`: an n x m matrix type."""
+
+    def __init__(self, n, m, dtype):
+        self.n, self.m, self.dtype = n, m, dtype
+
+    def __call__(self, *args):
+        flat = []
+        for a in args:
+            flat.extend(a.entries if isinstance(a, _Matrix) else
+                        [x for r in a for x in (r if isinstance(r, (list, tuple)) else [r])]
+                        if isinstance(a, (list, tuple)) else [a])
+        if len(flat) == 1:
+            flat = flat * (self.n * self.m)
+        if len(flat) != self.n * self.m:
+            raise TypeError(f'{self!r} takes {self.n * self.m} entries, got {len(flat)}')
+        return _Matrix([flat[i * self.m:(i + 1) * self.m] for i in range(self.n)],
+                       dt=_T.resolve(self.dtype))
+
+    def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
+        from .lang.field import make_field
+        return make_field(self.dtype, shape, (self.n, self.m), needs_grad, needs_dual, name)
+
+    def __repr__(self):
+        return f'matrix({self.n}, {self.m}, {_T.resolve(self.dtype).name})'
+
+
+vec2, vec3, vec4 = (VectorType(n, float) for n in (2, 3, 4))
+ivec2, ivec3, ivec4 = (VectorType(n, int) for n in (2, 3, 4))
+uvec2, uvec3, uvec4 = (VectorType(n, _T.u32) for n in (2, 3, 4))
+mat2, mat3, mat4 = (MatrixType(n, n, float) for n in (2, 3, 4))
+
+sin, cos, tan, asin, acos, atan = _api.sin, _api.cos, _api.tan, _api.asin, _api.acos, _api.atan
+sqrt, exp, log, tanh, floor, ceil = _api.sqrt, _api.exp, _api.log, _api.tanh, _api.floor, _api.ceil
+round, atan2, pow, min, max, clamp = _api.round, _api.atan2, _api.pow, _api.min, _api.max, _api.clamp
+exp2 = _api.exp2
+
+
+def log2(x):
+    return _ops.binary('mul', log(x), 1.4426950408889634)
+
+
+def _elementwise(f):
+    def g(*args):
+        for a in args:
+            if isinstance(a, _Matrix):
+                from .lang.matrix import elementwise
+                if len(args) == 1:
+                    return a._map(f)
+                return elementwise(f, *args)
+        return f(*args)
+    g.__name__ = f.__name__
+    return g
+
+
+@_elementwise
+def sign(x):
+    return _api.select(x > 0, 1.0, _api.select(x < 0, -1.0, 0.0))
+
+
+def fract(x):
+    return x - floor(x)
+
+
+def mix(x, y, a):
+    return x * (1 - a) + y * a
+
+
+@_elementwise
+def step(edge, x):
+    return _api.select(x < edge, 0.0, 1.0)
+
+
+def smoothstep(edge0, edge1, x):
+    t = clamp((x - edge0) / (edge1 - edge0), 0.0, 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+def dot(x, y):
+    return x.dot(y)
+
+
+def cross(x, y):
+    return x.cross(y)
+
+
+def length(x):
+    return x.norm()
+
+
+def normalize(x):
+    return x.normalized()
+
+
+def distance(x, y):
+    return (x - y).norm()
+
+
+def reflect(x, n):
+    return x - 2.0 * n.dot(x) * n
+
+
+def radians(deg):
+    return deg * (pi / 180.0)
+
+
+def degrees(rad):
+    return rad * (180.0 / pi)
+
+
+def cmul(a, b):
+    """Complex product of two 2-vectors (re, im)."""
+    return _Vector([a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]])
+
+
+def rotation2d(ang):
+    return _Matrix([[cos(ang), -sin(ang)], [sin(ang), cos(ang)]])
