@@ -11,7 +11,9 @@ from .lang.kernel import kernel, func, template, Kernel, data_oriented
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
                        atomic_max, atomic_and, atomic_or, atomic_xor, sin, cos, tan, asin, acos,
                        atan, sqrt, rsqrt, exp, log, tanh, floor, ceil, abs, round, atan2, pow, min,
-                       max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features)
+                       max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features,
+                       randn, static_assert, static_print)
+from .lang.linalg import polar_decompose, svd, sym_eig
 from .lang.field import SNode as _SNode
 
 vulkan = 'vulkan'

@@ -12,6 +12,7 @@ class Emitter:
     def __init__(self):
         self.blocks = []
         self.loc = None
+        self.kernel_ir = None  # the kernel being built (funcs called from library code need it)
         self.loop_config = None  # set by ti.loop_config(...) for the next for loop
 
     def emit(self, stmt):

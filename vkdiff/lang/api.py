@@ -63,6 +63,30 @@ def _host_rng():
     return _rng
 
 
+def randn(dtype=float):
+    """A standard normal sample (Box-Muller on two ti.random() draws)."""
+    dtype = T.resolve(dtype)
+    if current() is None:
+        return float(_host_rng().standard_normal())
+    u1 = ops.binary('sub', 1.0, random(dtype))  # in (0, 1]: log is finite
+    u2 = random(dtype)
+    r = ops.unary('sqrt', ops.binary('mul', -2.0, ops.unary('log', u1)))
+    return ops.binary('mul', r, ops.unary('cos', ops.binary('mul', 6.283185307179586, u2)))
+
+
+def static_assert(cond, msg=None):
+    """A compile-time assertion."""
+    if isinstance(cond, Value):
+        raise error('ti.static_assert needs a compile-time condition')
+    if not cond:
+        raise error(f'static assertion failed{": " + str(msg) if msg else ""}')
+
+
+def static_print(*args, **kwargs):
+    """print() at compile time."""
+    print(*args, **kwargs)
+
+
 def _atomic(fn):
     def f(target, value):
         raise error(f'ti.atomic_{fn} must be called in a kernel with a field element or local as '

@@ -134,6 +134,7 @@ class Kernel:
         if ret is not inspect.Signature.empty and ret is not None:
             kir.ret_type = T.resolve(ret)
         em = Emitter()
+        em.kernel_ir = kir
         with emitting(em), em.open(kir.body):
             fb = FunctionBuilder(self.fn, kir, is_kernel=True)
             for p, a in zip(self.params, args):
@@ -246,9 +247,10 @@ class Func:
 
     def __call__(self, *args, **kwargs):
         from ..frontend.context import current
-        if current() is None:
+        em = current()
+        if em is None:
             raise VkdiffError(f'ti.func {self.fn.__name__} can only be called from a kernel or func')
-        raise VkdiffError('internal: func call not routed through the builder')
+        return self.inline(em.kernel_ir, args, kwargs)  # called from library code (ti.svd...)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else _BoundFunc(self, obj)
