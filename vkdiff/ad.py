@@ -14,7 +14,11 @@ def clear_all_gradients(kind='grad'):
 
 class Tape:
     """`with ti.Tape(loss): ...` — on entry clears every gradient and sets the 0-D loss to 0; on
-    exit seeds loss.grad = 1 and runs the recorded adjoints in reverse order."""
+    exit seeds loss.grad = 1 and runs the recorded adjoints in reverse order.
+
+    Before that it checks that no launch overwrote what an earlier launch read (their adjoints
+    replay those reads): statically from the index patterns, or with `validation=True` element
+    by element at run time (slower: it copies what each launch read)."""
 
     def __init__(self, loss=None, clear_gradients=True, validation=False, grad_check=None):
         self.loss = loss
@@ -22,6 +26,9 @@ class Tape:
         self.validation = validation
         self.grad_check = grad_check
         self.entries = []   # ('kernel', kernel, args) | ('custom', func, args, kwargs)
+        if validation:
+            from .autodiff.tape_validation import ReadLog
+            self._reads = ReadLog()
         if loss is not None:
             if loss.shape != ():
                 raise AutodiffError(f'Tape(loss=...) needs a 0-D field; {loss.name} has shape '
@@ -42,6 +49,8 @@ class Tape:
 
     def record(self, kernel, args):
         self.entries.append(('kernel', kernel, args))
+        if self.validation:
+            self._reads.record(kernel, args)
 
     def record_custom(self, fn, args, kwargs):
         self.entries.append(('custom', fn, args, kwargs))
@@ -50,7 +59,10 @@ class Tape:
         state.tape = None
         if exc_type is not None:
             return False
-        self.check()
+        if self.validation:
+            self._reads.check()  # element by element, instead of the static index-pattern check
+        else:
+            self.check()
         if self.loss is not None:
             self.loss.grad.fill(1)
         self.grad()
