@@ -14,22 +14,17 @@ from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add
                        max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features,
                        randn, static_assert, static_print)
 from .lang.linalg import polar_decompose, svd, sym_eig
-from .lang.field import SNode as _SNode
 
 vulkan = 'vulkan'
 # accepted for Taichi compatibility (ti.init(arch=ti.cuda)): vkdiff has one backend
 gpu = cpu = cuda = metal = opengl = gles = dx11 = dx12 = x64 = arm64 = cc = vulkan
-root = _SNode()
-ti_float = float
+root = SNode()
 
 
 from . import ad
 from . import math
 from .ad import Tape
 
-try:
-    from .gui import GUI
-except ImportError:  # pragma: no cover
-    pass
+from .gui import GUI
 
 __version__ = '0.1.0'

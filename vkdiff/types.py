@@ -29,7 +29,6 @@ class DataType:
         return (_lookup, (self.name,))
 
 
-f16 = None  # not supported; kept so `ti.f16` gives a clear AttributeError-free None check
 f32 = DataType('f32', 'f', 32, 'float32')
 f64 = DataType('f64', 'f', 64, 'float64')
 i32 = DataType('i32', 'i', 32, 'int32')

@@ -15,7 +15,7 @@ def gradcheck(loss, params, fn, *args, mode='jvp', directions=3, eps=1e-4, seed=
     """Worst relative error between <grad, u> (reverse mode) and the directional derivative
     (mode 'jvp': forward mode; 'fd': central differences with step eps) over random directions u.
     `fn(*args)` launches the kernels that compute the 0-D `loss` (from a zeroed loss)."""
-    from ..ad import Tape, FwdMode, clear_all_gradients
+    from ..ad import Tape, FwdMode
     params = list(params) if isinstance(params, (list, tuple)) else [params]
     with Tape(loss):
         fn(*args)

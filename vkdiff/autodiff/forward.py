@@ -6,7 +6,6 @@ tangent from the derivative table (`rules.jvp`). Fields' tangents live in their 
 Locals get tangent locals; control flow keeps its shape, so no values need storing.
 Applied to an adjoint task it gives forward-over-reverse: Hessian-vector products."""
 from .. import ir
-from .. import types as T
 from ..errors import AutodiffError, located
 from ..frontend import ops
 from ..frontend.context import Emitter, Value, emitting, current

@@ -1,8 +1,5 @@
 """Autodiff: seeing what the Tape recorded — the launches, the fields each read and wrote, and the
 order the adjoints run in — as text and as Graphviz DOT (no graphviz needed to produce it)."""
-from .. import ir
-
-
 def launch_fields(kernel, args):
     """(fields read, fields written) by one launch of a kernel."""
     inst, _ = kernel.instance(args)

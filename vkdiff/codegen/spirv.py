@@ -104,7 +104,7 @@ class TaskCodegen:
         return v
 
     def glsl(self, name, dt, *args):
-        return self.op(f'OpExtInst', self.t(dt), self.m.glsl, name, *args)
+        return self.op('OpExtInst', self.t(dt), self.m.glsl, name, *args)
 
     # ------------------------------------------------------------ module setup
     def declare_interface(self):
@@ -495,168 +495,22 @@ class TaskCodegen:
         from .atomics import gen_atomic
         return gen_atomic(self, s)
 
-    # ------------------------------------------------------------ workgroup reduction
+    # ------------------------------------------------------------ delegated
     def builtin_x(self, name):
-        m = self.m
-        u32 = m.scalar(T.u32)
-        v3 = m.vector(u32, 3)
-        var = m._cached(('builtin', name), lambda: self._builtin_var(name, v3))
-        return self.op('OpCompositeExtract', u32, self.op('OpLoad', v3, var), '0')
-
-    def _builtin_var(self, name, v3):
-        var = self.m._global('bi', f'OpVariable {self.m.pointer("Input", v3)} Input')
-        self.m.decorations.append(f'OpDecorate {var} BuiltIn {name}')
-        self.interface.append(var)
-        return var
-
-    def builtin_scalar(self, name):
-        m = self.m
-        u32 = m.scalar(T.u32)
-
-        def make():
-            var = m._global('bi', f'OpVariable {m.pointer("Input", u32)} Input')
-            m.decorations.append(f'OpDecorate {var} BuiltIn {name}')
-            self.interface.append(var)
-            return var
-        return self.op('OpLoad', u32, m._cached(('builtin', name), make))
+        from .workgroup import builtin_x
+        return builtin_x(self, name)
 
     def gen_wg_sum(self, s):
-        """Sum of a value over the workgroup, valid in invocation 0 (in uniform control flow).
-        With subgroup arithmetic: a subgroup reduce, one shared slot per subgroup, one barrier,
-        and invocation 0 adds the slots; otherwise a shared-memory tree."""
-        if self.features.get('subgroup_arithmetic') and self.features.get('subgroup_basic'):
-            return self.gen_wg_sum_subgroups(s)
-        m, dt = self.m, s.dtype
-        t = self.t(dt)
-        arr = m.array(t, LOCAL_SIZE)
-        sh = m._global('shared', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup')
-        pw = m.pointer('Workgroup', t)
-        lid = self.op('OpBitcast', self.t(T.i32), self.builtin_x('LocalInvocationId'))
-        add = 'OpFAdd' if dt.is_float else 'OpIAdd'
+        from .workgroup import gen_wg_sum
+        return gen_wg_sum(self, s)
 
-        def barrier():
-            self.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
-        self.emit(f'OpStore {self.op("OpAccessChain", pw, sh, lid)} {self.values[s.args[0]]}')
-        barrier()
-        half = LOCAL_SIZE // 2
-        while half >= 1:
-            cond = self.op('OpSLessThan', m.bool(), lid, m.i32(half))
-            then, end = m.new('red'), m.new('redm')
-            self.emit(f'OpSelectionMerge {end} None')
-            self.emit(f'OpBranchConditional {cond} {then} {end}')
-            self.terminated = True
-            self.label(then)
-            pa = self.op('OpAccessChain', pw, sh, lid)
-            pb = self.op('OpAccessChain', pw, sh, self.op('OpIAdd', self.t(T.i32), lid, m.i32(half)))
-            self.emit(f'OpStore {pa} {self.op(add, t, self.op("OpLoad", t, pa), self.op("OpLoad", t, pb))}')
-            self.branch(end)
-            self.label(end)
-            barrier()
-            half //= 2
-        return self.op('OpLoad', t, self.op('OpAccessChain', pw, sh, m.i32(0)))
-
-    def gen_wg_sum_subgroups(self, s):
-        m, dt = self.m, s.dtype
-        t, u32, i32 = self.t(dt), self.t(T.u32), self.t(T.i32)
-        m.capability('GroupNonUniform')
-        m.capability('GroupNonUniformArithmetic')
-        scope = m.u32(3)  # Subgroup
-        part = self.op('OpGroupNonUniformFAdd' if dt.is_float else 'OpGroupNonUniformIAdd', t,
-                       scope, 'Reduce', self.values[s.args[0]])
-        arr = m.array(t, LOCAL_SIZE)
-        sh = m._global('shared', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup')
-        pw = m.pointer('Workgroup', t)
-        sgid = self.builtin_scalar('SubgroupId')
-        nsg = self.op('OpBitcast', i32, self.builtin_scalar('NumSubgroups'))
-        elect = self.op('OpGroupNonUniformElect', m.bool(), scope)
-        then, end = m.new('sgw'), m.new('sgwm')
-        self.emit(f'OpSelectionMerge {end} None')
-        self.emit(f'OpBranchConditional {elect} {then} {end}')
-        self.terminated = True
-        self.label(then)
-        self.emit(f'OpStore {self.op("OpAccessChain", pw, sh, sgid)} {part}')
-        self.branch(end)
-        self.label(end)
-        self.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
-        # invocation 0 adds the per-subgroup sums in order
-        acc, k = self.local_var(dt, 'wgacc'), self.local_var(T.i32, 'wgk')
-        self.emit(f'OpStore {acc} {m.const(dt, 0)}')
-        self.emit(f'OpStore {k} {m.i32(0)}')
-        lid = self.op('OpBitcast', i32, self.builtin_x('LocalInvocationId'))
-        is0 = self.op('OpIEqual', m.bool(), lid, m.i32(0))
-        first, done = m.new('wg0'), m.new('wg0m')
-        self.emit(f'OpSelectionMerge {done} None')
-        self.emit(f'OpBranchConditional {is0} {first} {done}')
-        self.terminated = True
-        self.label(first)
-        header, check, body, cont, merge = (m.new(h) for h in ('wgh', 'wgc', 'wgb', 'wgn', 'wgm'))
-        self.branch(header)
-        self.label(header)
-        self.emit(f'OpLoopMerge {merge} {cont} None')
-        self.emit(f'OpBranch {check}')
-        self.terminated = True
-        self.label(check)
-        kv = self.op('OpLoad', i32, k)
-        self.emit(f'OpBranchConditional {self.op("OpSLessThan", m.bool(), kv, nsg)} {body} {merge}')
-        self.terminated = True
-        self.label(body)
-        v = self.op('OpLoad', t, self.op('OpAccessChain', pw, sh, kv))
-        add = 'OpFAdd' if dt.is_float else 'OpIAdd'
-        self.emit(f'OpStore {acc} {self.op(add, t, self.op("OpLoad", t, acc), v)}')
-        self.branch(cont)
-        self.label(cont)
-        self.emit(f'OpStore {k} {self.op("OpIAdd", i32, self.op("OpLoad", i32, k), m.i32(1))}')
-        self.emit(f'OpBranch {header}')
-        self.terminated = True
-        self.label(merge)
-        self.branch(done)
-        self.label(done)
-        return self.op('OpLoad', t, acc)
-
-    # ------------------------------------------------------------ random numbers
     def init_rng(self):
-        u32 = self.t(T.u32)
-        launch = self.push_value(0)
-        seed = self.push_value(1)
-        h = self.pcg(self.op('OpBitwiseXor', u32, seed, self.m.u32(0x9E3779B9)))
-        h = self.pcg(self.op('OpBitwiseXor', u32, launch, h))
-        h = self.pcg(self.op('OpBitwiseXor', u32, self.gid, h))
-        self.rng = self.local_var(T.u32, 'rng')
-        self.emit(f'OpStore {self.rng} {h}')
-
-    def pcg(self, x):
-        u32, m = self.t(T.u32), self.m
-        state = self.op('OpIAdd', u32, self.op('OpIMul', u32, x, m.u32(747796405)), m.u32(2891336453))
-        shift = self.op('OpIAdd', u32, self.op('OpShiftRightLogical', u32, state, m.u32(28)), m.u32(4))
-        word = self.op('OpIMul', u32, self.op('OpBitwiseXor', u32,
-                                              self.op('OpShiftRightLogical', u32, state, shift), state),
-                       m.u32(277803737))
-        return self.op('OpBitwiseXor', u32, self.op('OpShiftRightLogical', u32, word, m.u32(22)), word)
-
-    def next_random_u32(self):
-        u32 = self.t(T.u32)
-        x = self.pcg(self.op('OpLoad', u32, self.rng))
-        self.emit(f'OpStore {self.rng} {x}')
-        return x
+        from .rng import init_rng
+        init_rng(self)
 
     def gen_random(self, dt):
-        m = self.m
-        if dt.is_float:
-            if dt.bits == 32:
-                bits = self.op('OpShiftRightLogical', self.t(T.u32), self.next_random_u32(), m.u32(8))
-                f = self.op('OpConvertUToF', self.t(dt), bits)
-                return self.op('OpFMul', self.t(dt), f, m.const(dt, 2.0 ** -24))
-            hi = self.op('OpShiftRightLogical', self.t(T.u32), self.next_random_u32(), m.u32(11))
-            lo = self.next_random_u32()
-            fhi = self.op('OpConvertUToF', self.t(dt), hi)
-            flo = self.op('OpConvertUToF', self.t(dt), lo)
-            f = self.op('OpFAdd', self.t(dt), self.op('OpFMul', self.t(dt), fhi, m.const(dt, 2.0 ** 32)), flo)
-            return self.op('OpFMul', self.t(dt), f, m.const(dt, 2.0 ** -53))
-        x = self.next_random_u32()
-        if dt.bits == 64:
-            x = self.op('OpUConvert', self.t(T.u64), x)
-            return x if dt.kind == 'u' else self.op('OpBitcast', self.t(dt), x)
-        return x if dt.kind == 'u' else self.op('OpBitcast', self.t(dt), x)
+        from .rng import gen_random
+        return gen_random(self, dt)
 
 
 def _safe(name):

@@ -110,7 +110,7 @@ def _unflatten(lin, dims, counts):
     idx = []
     stride = 1
     for d in reversed(range(len(dims))):
-        (lo, hi, step), c = dims[d], counts[d]
+        (lo, _, step), c = dims[d], counts[d]
         k = ops.binary('floordiv', lin, stride) if not (ops.is_number(stride) and stride == 1) else lin
         if d > 0:
             k = ops.binary('mod', k, c)

@@ -46,7 +46,6 @@ def loop_config(*, serialize=False, block_dim=None, parallelize=None, block_dim_
 def random(dtype=float):
     dtype = T.resolve(dtype)
     if current() is None:
-        import numpy as np
         rng = _host_rng()
         return float(rng.random()) if dtype.is_float else int(rng.integers(0, 2 ** 31))
     return Value(emit('random', dtype))

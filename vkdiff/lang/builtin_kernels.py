@@ -1,5 +1,4 @@
 """API stage: small kernels vkdiff itself uses (filling a field on the device)."""
-from .. import types as T
 from .kernel import kernel, template
 from . import api
 

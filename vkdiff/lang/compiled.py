@@ -3,7 +3,6 @@ device) and launches its tasks, recording one dispatch per task into the runtime
 import struct
 
 from .. import ir
-from .. import types as T
 from ..codegen import tools
 from ..codegen.atomics import fields_needing_int_view
 from ..codegen.spirv import LOCAL_SIZE, PushLayout, TaskCodegen

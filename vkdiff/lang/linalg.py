@@ -1,7 +1,6 @@
 """API stage: small-matrix decompositions used by simulation code (`ti.polar_decompose`,
 `ti.svd`, `ti.sym_eig` for 2x2), written in vkdiff's own kernel language, so they are inlined
 like any func and differentiate like any other code."""
-from .. import types as T
 from ..frontend.context import error
 from .kernel import func
 from . import api

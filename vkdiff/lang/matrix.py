@@ -237,7 +237,7 @@ class Matrix:
         return Matrix([[ops.binary('mul', a, b) for b in _entries(other, None)] for a in self.entries])
 
     def determinant(self):
-        e, m = self.entries, self.m
+        e = self.entries
         if self.n == 1:
             return e[0]
         if self.n == 2:

@@ -31,7 +31,6 @@ def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0
          disable_features=(), **kwargs):
     """Reset everything: fields die, kernels recompile. `arch` is accepted for Taichi
     compatibility; vkdiff has one backend, Vulkan."""
-    global generation, _runtime, tape, fwd
     reset()
     T.Defaults.fp = T.resolve(default_fp) if default_fp is not None else T.f32
     T.Defaults.ip = T.resolve(default_ip) if default_ip is not None else T.i32

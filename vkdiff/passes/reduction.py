@@ -14,7 +14,6 @@ import os
 
 from .. import ir
 from .. import types as T
-from ..codegen.spirv import LOCAL_SIZE
 
 
 def _invariant(s, loop):

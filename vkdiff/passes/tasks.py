@@ -148,7 +148,7 @@ def _needs(stmts):
     return need
 
 
-def _clone_pure_closure(roots, defined_at_top):
+def _clone_pure_closure(roots):
     """Clones of the pure statements `roots` depend on, in dependency order."""
     order = ir.dependencies(roots)
     mapping = {}
@@ -246,7 +246,7 @@ def split_tasks(body, kernel_name):
         if not is_par and not any(s.op in _SIDE_EFFECTS or s.op == 'gstore' for s in stmts):
             continue  # only pure values: cloned where they are needed
         need = _needs(stmts)
-        prologue, mapping = _clone_pure_closure(need, None)
+        prologue, mapping = _clone_pure_closure(need)
         tb = ir.Block(prologue)
         for s in stmts:
             s.parent = None
