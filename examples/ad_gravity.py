@@ -90,9 +90,10 @@ while gui.running and (frames == 0 or frame < frames):
     path = None
     if out_dir and frame % args.every == 0:
         path = os.path.join(out_dir, f'frame_{frame:05d}.png')
+    if args.gif and frame % args.every == 0:  # before show(), which clears the frame
+        rgba = gui.get_image()  # (w, h, 4) in [0, 1], indexed [x, y] with y up
+        images.append((rgba[:, ::-1, :3].transpose(1, 0, 2) * 255 + 0.5).astype('uint8'))
     gui.show(path)
-    if args.gif and frame % args.every == 0:
-        images.append(gui.get_image() if hasattr(gui, 'get_image') else None)
     frame += 1
     if time.perf_counter() - t_last > 1.0 or frame == frames:
         t_last = time.perf_counter()
@@ -100,10 +101,9 @@ while gui.running and (frames == 0 or frame < frames):
         print(f'frame {frame:5d}  {frame / el:7.1f} FPS  {frame * args.substeps / el:8.1f} substeps/s  '
               f'U = {U[None]: .6e}  K = {kinetic_energy(): .6e}  U+K = {U[None] + kinetic_energy(): .6e}',
               flush=True)
-if args.gif and images and images[0] is not None:
+if args.gif and images:
     from PIL import Image
-    import numpy as np
-    ims = [Image.fromarray(np.asarray(im)) for im in images]
+    ims = [Image.fromarray(im) for im in images]
     ims[0].save(args.gif, save_all=True, append_images=ims[1:], duration=33, loop=0)
     print(f'wrote {args.gif} ({len(ims)} frames)')
 if out_dir:
