@@ -77,3 +77,19 @@ def test_checkpointing_matches_stored_gradient():
     # and both are the true gradient: central differences of the checkpointed forward
     for what, ad, fd in res['fd']:
         assert ad == pytest.approx(fd, rel=0.05), what
+
+
+def test_ad_gravity_main_job_headless(tmp_path):
+    """The README's main job, headless: PNG frames and a GIF, with the FPS/energy readout."""
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(__file__), '..', 'examples', 'ad_gravity.py')
+    env = dict(os.environ)
+    env.pop('DISPLAY', None)
+    out = subprocess.run([sys.executable, script, '--frames', '3', '--substeps', '5',
+                          '--out', str(tmp_path / 'frames'), '--gif', str(tmp_path / 'g.gif')],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert 'substeps/s' in out.stdout and 'U+K' in out.stdout
+    assert sorted(os.listdir(tmp_path / 'frames')) == [f'frame_{k:05d}.png' for k in range(3)]
+    assert (tmp_path / 'g.gif').stat().st_size > 0
