@@ -115,6 +115,36 @@ def optimize_reductions(task, features, groups):
 CACHE_LOADS = os.environ.get('VKDIFF_CACHE_LOADS', '1') != '0'
 
 
+class _LastIndex:
+    """Per-invocation memory of an index tuple (initially -1): `changed(block)` emits the test
+    `index != remembered`, `remember(block)` stores the current one."""
+
+    def __init__(self, prologue, indices):
+        self.indices = list(indices)
+        self.vars = []
+        for _ in self.indices:
+            var = prologue.append(ir.Stmt('alloca', T.i32))
+            prologue.append(ir.Stmt('store', None, [var, prologue.append(ir.const(-1, T.i32))]))
+            self.vars.append(var)
+
+    def changed(self, block):
+        cond = None
+        for var, ix in zip(self.vars, self.indices):
+            ne = block.append(ir.Stmt('ne', T.u1, [block.append(ir.Stmt('load', T.i32, [var])), ix]))
+            cond = ne if cond is None else block.append(ir.Stmt('lor', T.u1, [cond, ne]))
+        return cond
+
+    def remember(self, block):
+        for var, ix in zip(self.vars, self.indices):
+            block.append(ir.Stmt('store', None, [var, ix]))
+
+
+def _insert(block, at, stmts):
+    for k, st in enumerate(list(stmts)):
+        block.insert(at + k, st)
+    return at + len(stmts)
+
+
 def _cache_repeated_loads(task, pos):
     """In a blocked reduction loop each invocation walks consecutive iterations, so an index like
     i in an (i, j) loop repeats for long runs. Loads of read-only fields are kept per invocation
@@ -129,30 +159,18 @@ def _cache_repeated_loads(task, pos):
             groups.setdefault((s.field, tuple(s.indices)), []).append(s)
     for (field, indices), loads in groups.items():
         pro = ir.Block()
-        last = []
-        for _ in indices:
-            var = pro.append(ir.Stmt('alloca', T.i32))
-            pro.append(ir.Stmt('store', None, [var, pro.append(ir.const(-1, T.i32))]))
-            last.append(var)
+        last = _LastIndex(pro, indices)
         vals = [pro.append(ir.Stmt('alloca', s.dtype)) for s in loads]
-        for k, st in enumerate(pro.stmts):
-            task.body.insert(pos + k, st)
-        pos += len(pro.stmts)
+        pos = _insert(task.body, pos, pro.stmts)
         pre = ir.Block()
-        changed = None
-        for var, ix in zip(last, indices):
-            ne = pre.append(ir.Stmt('ne', T.u1, [pre.append(ir.Stmt('load', T.i32, [var])), ix]))
-            changed = ne if changed is None else pre.append(ir.Stmt('lor', T.u1, [changed, ne]))
+        changed = last.changed(pre)
         then = ir.Block()
         for s, v in zip(loads, vals):
             then.append(ir.Stmt('store', None, [v, then.append(ir.Stmt('gload', s.dtype, list(indices),
                                                                         dict(s.attrs)))]))
-        for var, ix in zip(last, indices):
-            then.append(ir.Stmt('store', None, [var, ix]))
+        last.remember(then)
         pre.append(ir.Stmt('if', None, [changed], blocks=[then, ir.Block()]))
-        at = body.stmts.index(loads[0])
-        for k, st in enumerate(pre.stmts):
-            body.insert(at + k, st)
+        _insert(body, body.stmts.index(loads[0]), pre.stmts)
         for s, v in zip(loads, vals):  # the loads become reads of the cache, in place
             s.op, s.args, s.attrs = 'load', [v], {}
 
@@ -289,38 +307,24 @@ def _segmented(task, s, pos):
     body = task.body
     dt, target = s.field.dtype, (s.field, s.attrs['comp'], s.attrs['fn'])
     indices, v = s.indices, s.value_arg
-    # prologue: acc = 0; last_k = -1
+    # prologue: acc = 0; last index = -1
     pro = ir.Block()
     acc = pro.append(ir.Stmt('alloca', dt))
     pro.append(ir.Stmt('store', None, [acc, pro.append(ir.const(0, dt))]))
-    last = []
-    for _ in indices:
-        var = pro.append(ir.Stmt('alloca', T.i32))
-        pro.append(ir.Stmt('store', None, [var, pro.append(ir.const(-1, T.i32))]))
-        last.append(var)
-    for k, st in enumerate(pro.stmts):
-        body.insert(pos + k, st)
-    pos += len(pro.stmts)
+    last = _LastIndex(pro, indices)
+    pos = _insert(body, pos, pro.stmts)
     # in the loop: if index != last: flush; last = index; acc = 0.   acc += v
-    blk = s.parent
     pre = ir.Block()
-    changed = None
-    for var, ix in zip(last, indices):
-        ne = pre.append(ir.Stmt('ne', T.u1, [pre.append(ir.Stmt('load', T.i32, [var])), ix]))
-        changed = ne if changed is None else pre.append(ir.Stmt('lor', T.u1, [changed, ne]))
-    then = _flush_block(acc, last, dt, target)
-    for var, ix in zip(last, indices):
-        then.append(ir.Stmt('store', None, [var, ix]))
+    changed = last.changed(pre)
+    then = _flush_block(acc, last.vars, dt, target)
+    last.remember(then)
     then.append(ir.Stmt('store', None, [acc, then.append(ir.const(0, dt))]))
     pre.append(ir.Stmt('if', None, [changed], blocks=[then, ir.Block()]))
-    old = pre.append(ir.Stmt('load', dt, [acc]))
-    new = pre.append(ir.Stmt('add', dt, [old, v]))
-    i = blk.stmts.index(s)
-    for k, st in enumerate(pre.stmts):
-        blk.insert(i + k, st)
+    new = pre.append(ir.Stmt('add', dt, [pre.append(ir.Stmt('load', dt, [acc])), v]))
+    _insert(s.parent, s.parent.stmts.index(s), pre.stmts)
     s.op, s.dtype, s.args, s.attrs = 'store', None, [acc, new], {}
     # after the loop: flush what is left
-    for st in _flush_block(acc, last, dt, target).stmts:
+    for st in _flush_block(acc, last.vars, dt, target).stmts:
         body.append(st)
     return pos
 
