@@ -196,3 +196,22 @@ def test_func_with_vectors():
 
     k()
     np.testing.assert_array_equal(v.to_numpy(), [[-1, i] for i in range(4)])
+
+
+def test_vector_field_element_is_read_with_one_vector_load():
+    """Both components of v[i] come from one vec2 load (a second, read-only vec2 view of the
+    binding); the result is the same."""
+    v = ti.Vector.field(2, ti.f32, shape=64)
+    out = ti.field(ti.f32, shape=64)
+
+    @ti.kernel
+    def k():
+        for i in v:
+            out[i] = v[i][0] * 10 + v[i][1]
+
+    a = np.random.default_rng(0).random((64, 2)).astype(np.float32)
+    v.from_numpy(a)
+    k()
+    np.testing.assert_allclose(out.to_numpy(), a[:, 0] * 10 + a[:, 1], rtol=1e-6)
+    spv = k.spirv()
+    assert 'OpTypeRuntimeArray %v2float' in spv

@@ -72,6 +72,8 @@ class TaskCodegen:
         self.terminated = False
         # float fields that need integer views for compare-exchange atomics
         self.int_view = set(float_atomic_fallback)
+        self.vec_loads = {}
+        self.vec_written = {s.field for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
 
     # ------------------------------------------------------------ helpers
     def fail(self, s, msg):
@@ -323,6 +325,11 @@ class TaskCodegen:
         elif op == 'store':
             self.emit(f'OpStore {self.values[s.args[0]]} {self.values[s.args[1]]}')
         elif op == 'gload':
+            vec = self.vector_load(s)
+            if vec is not None:
+                self.values[s] = self.op('OpCompositeExtract', self.t(s.dtype), vec,
+                                         str(s.attrs.get('comp', 0)))
+                return
             ptr = self.element_ptr(s)
             v = self.op('OpLoad', self.t(self.storage_type(s.field)), ptr)
             self.values[s] = self.from_storage(s.field, v)
@@ -484,6 +491,39 @@ class TaskCodegen:
         st = self.storage_type(f)
         return self.op('OpAccessChain', self.m.pointer('StorageBuffer', self.t(st)),
                        self.buffers[f], self.m.i32(0), idx)
+
+    def vector_load(self, s):
+        """Components of one vec2/vec4 field element read in the same block share one vector
+        load (through a second, vector-typed view of the same binding)."""
+        f = s.field
+        if f.ncomp not in (2, 4) or f in self.int_view or not s.indices or \
+                s.attrs.get('comp', 0) < 0 or f in self.vec_written:
+            return None
+        key = (id(s.parent), f, tuple(id(i) for i in s.indices))
+        vec = self.vec_loads.get(key)
+        if vec is None:
+            m = self.m
+            vt = m.vector(self.t(f.dtype), f.ncomp)
+            var = m._cached(('vecview', f), lambda: self._vector_view(f, vt))
+            i32 = self.t(T.i32)
+            idx = None
+            for ix, n in zip(s.indices, f.shape):
+                v = self.values[ix]
+                idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,
+                                                                           m.i32(n)), v)
+            ptr = self.op('OpAccessChain', m.pointer('StorageBuffer', vt), var, m.i32(0), idx)
+            vec = self.vec_loads[key] = self.op('OpLoad', vt, ptr)
+        return vec
+
+    def _vector_view(self, f, vt):
+        m = self.m
+        k = self.fields.index(f)
+        blk = m.buffer_block(vt, f.dtype.nbytes * f.ncomp)
+        var = m._global('vbuf', f'OpVariable {m.pointer("StorageBuffer", blk)} StorageBuffer')
+        m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
+        m.decorations.append(f'OpDecorate {var} Binding {k}')
+        m.decorations.append(f'OpDecorate {var} NonWritable')
+        return var
 
     def from_storage(self, f, v):
         return self.op('OpBitcast', self.t(f.dtype), v) if f in self.int_view else v
