@@ -192,3 +192,25 @@ def test_subgroup_reduction_only_when_enabled(disabled):
     else:
         assert 'GroupNonUniform' not in spv
         assert 'OpControlBarrier' in spv  # the shared-memory tree
+
+
+@pytest.mark.parametrize('disabled', [False, True])
+def test_int64_only_when_enabled(disabled):
+    if disabled:
+        ti.init(disable_features=['int64'])
+    feats = ti.device_features()
+    if not feats['int64']:
+        with pytest.raises(ti.VkdiffError, match='64-bit integer'):
+            x = ti.field(ti.i64, shape=4)
+            x[0] = 1
+        return
+    x = ti.field(ti.i64, shape=4)
+
+    @ti.kernel
+    def k():
+        for i in x:
+            x[i] = ti.cast(i, ti.i64) * 3_000_000_000
+
+    k()
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(4, dtype=np.int64) * 3_000_000_000)
+    assert 'OpCapability Int64\n' in k.spirv()
