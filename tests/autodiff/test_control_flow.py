@@ -390,3 +390,130 @@ def test_tape_validation_mode_checks_elements_at_run_time():
         with ti.Tape(loss, validation=True):
             use(0, 4)
             overwrite(2, 6)
+
+
+# ---------------------------------------------------------------- found by review
+def test_transposed_split_keeps_reads_of_fields_the_task_writes():
+    N, M = 4, 8
+    t = ti.field(ti.f32, shape=(N, M))
+    s = ti.field(ti.f32, shape=M)
+
+    @ti.kernel
+    def k():
+        for i, j in ti.ndrange(N, M):
+            s[j] += t[i, j]
+            t[i, j] = 0.0
+
+    T0 = np.arange(N * M, dtype=np.float32).reshape(N, M)
+    t.from_numpy(T0)
+    k()
+    np.testing.assert_array_equal(s.to_numpy(), T0.sum(0))
+
+
+def test_atomic_whose_result_is_used_is_not_deferred():
+    N = 1000
+    c = ti.field(ti.i32, shape=1)
+    o = ti.field(ti.i32, shape=N)
+
+    @ti.kernel
+    def k():
+        for i in range(N):
+            c[0] += 1
+            o[i] = ti.atomic_add(c[0], 0)
+
+    k()
+    assert o.to_numpy().min() >= 1 and c[0] == N
+
+
+def test_random_deciding_a_differentiable_value_is_an_error():
+    x = ti.field(ti.f64, shape=8, needs_grad=True)
+    L = ti.field(ti.f64, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def k():
+        for i in x:
+            if ti.random() < 0.5:
+                L[None] += x[i] ** 2
+
+    @ti.kernel
+    def fine():  # random only in non-differentiable work
+        for i in x:
+            L[None] += x[i] * 2
+            if ti.random() < 2.0:
+                pass
+
+    k()
+    with pytest.raises(ti.AutodiffError, match='random'):
+        k.grad()
+    with ti.Tape(L):
+        fine()
+    np.testing.assert_array_equal(x.grad.to_numpy(), 2)
+
+
+def test_overwrite_at_another_index_after_a_read_is_rule_1():
+    N = 4
+    x = ti.field(ti.f64, shape=N, needs_grad=True)
+    L = ti.field(ti.f64, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def k():
+        for i in x:
+            L[None] += x[i] ** 2
+        for i in x:
+            x[N - 1 - i] = 0.0
+
+    with pytest.raises(ti.AutodiffError, match='rule 1'):
+        with ti.Tape(L):
+            k()
+
+
+def test_used_atomic_result_in_differentiated_kernel_is_a_clear_error():
+    x = ti.field(ti.f32, shape=8, needs_grad=True)
+    y = ti.field(ti.f32, shape=8, needs_grad=True)
+    c = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def k():
+        for i in x:
+            old = ti.atomic_add(c[None], 1)
+            y[old] = x[i] ** 2
+
+    k()
+    with pytest.raises(ti.AutodiffError, match='atomic'):
+        k.grad()
+
+
+def test_forward_mode_and_hvp_through_shared_locals():
+    ti.init(default_fp=ti.f64)
+    N = 6
+    x = ti.field(ti.f64, shape=N, needs_grad=True, needs_dual=True)
+    L = ti.field(ti.f64, shape=(), needs_grad=True, needs_dual=True)
+
+    @ti.kernel
+    def k():
+        s = 0.0
+        for i in x:
+            s += x[i] ** 2
+        L[None] = s * s
+
+    x0 = np.linspace(0.1, 1, N)
+    x.from_numpy(x0)
+    v = np.linspace(1, 2, N)
+    S = (x0 ** 2).sum()
+    with ti.ad.FwdMode(loss=L, param=x, seed=list(v)):
+        k()
+    assert L.dual[None] == pytest.approx(4 * S * (x0 @ v), rel=1e-12)
+    H = 8 * np.outer(x0, x0) + 4 * S * np.eye(N)
+    np.testing.assert_allclose(ti.ad.hvp(L, x, v, k), H @ v, rtol=1e-12)
+
+
+def test_template_numbers_are_keyed_by_value():
+    out = ti.field(ti.f32, shape=())
+
+    @ti.kernel
+    def put(v: ti.template()):
+        out[None] = v
+
+    for n in range(1000, 1010):
+        put(n * 1)
+        assert out[None] == n

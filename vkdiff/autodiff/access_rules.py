@@ -26,6 +26,52 @@ def same_value(a, b, memo=None):
     return all(same_value(x, y) for x, y in zip(a.args, b.args))
 
 
+def _split_offset(x):
+    """(base, constant offset) of an index expression: t + 1 -> (t, 1); 5 -> (None, 5)."""
+    if x.op == 'const':
+        return None, x.attrs['value']
+    if x.op in ('add', 'sub') and x.args[1].op == 'const':
+        k = x.args[1].attrs['value']
+        return x.args[0], (k if x.op == 'add' else -k)
+    if x.op == 'add' and x.args[0].op == 'const':
+        return x.args[1], x.args[0].attrs['value']
+    return x, 0
+
+
+def _uniform(x):
+    """The same value in every iteration and invocation (constants and kernel arguments)."""
+    return all(d.op in ir.PURE for d in ir.dependencies([x]))
+
+
+def disjoint(a, b):
+    """a and b provably touch different elements: different components, or at some index
+    position two different constants, or one uniform base with two different offsets (x[t] and
+    x[t + 1] with t a kernel argument)."""
+    if a.field is not b.field or a.attrs.get('comp', 0) != b.attrs.get('comp', 0):
+        return True
+    for x, y in zip(a.indices, b.indices):
+        (bx, ox), (by, oy) = _split_offset(x), _split_offset(y)
+        if ox != oy and (bx is None and by is None or
+                         bx is not None and by is not None and same_value(bx, by) and _uniform(bx)):
+            return True
+    return False
+
+
+def written_before_read(a, b):
+    """Read a = x[i + ra] and later write b = x[i + wa] in the body of one serial loop over i:
+    the element b writes is read in a later iteration (wa > ra for a rising loop), never before,
+    as in a prefix sum `c[i + 1] = c[i] + ...`."""
+    for pos, (x, y) in enumerate(zip(a.indices, b.indices)):
+        (bx, ra), (by, wa) = _split_offset(x), _split_offset(y)
+        if bx is None or bx is not by or bx.op != 'for' or ra == wa:
+            continue
+        others = all(same_value(p, q) for k, (p, q) in enumerate(zip(a.indices, b.indices)) if k != pos)
+        if not others:
+            continue
+        return wa > ra if bx.attrs['step'] > 0 else wa < ra
+    return False
+
+
 def same_element(a, b):
     if a.field is not b.field:
         return False
@@ -74,15 +120,21 @@ def check_rules(tasks, kernel_name):
         ka = _kind(a)
         for b in accesses[i + 1:]:
             kb = _kind(b)
-            if kb == 'read' or not same_element(a, b) or exclusive(a, b):
+            if kb == 'read' or disjoint(a, b) or exclusive(a, b) or written_before_read(a, b):
                 continue
             name = a.field.name
-            if ka == 'read':
+            if getattr(a.field, 'is_temporary', False):
+                raise located(AutodiffError,
+                              f'in kernel {kernel_name}, a kernel-scope variable shared between its '
+                              f'loops is assigned again after it was {"read" if ka == "read" else "set"} '
+                              f'({_describe(a)}); the adjoint would replay its last value. Assign the '
+                              'new value to a new variable.', b.loc)
+            if ka == 'read':  # any element it may have read (conservative: not provably others)
                 raise located(AutodiffError,
                               f'global data access rule 1 broken in kernel {kernel_name}: {name} is read '
                               f'({_describe(a)}) and then overwritten here; the gradient would be '
                               'wrong. Write the result to another field.', b.loc)
-            if kb == 'write':
+            if kb == 'write' and same_element(a, b):
                 raise located(AutodiffError,
                               f'global data access rule 2 broken in kernel {kernel_name}: {name} is '
                               f'written ({_describe(a)}) and written again here by something other '

@@ -106,9 +106,23 @@ def tangent_task(task):
     return Task(task.kind, body, task.name + '_jvp')
 
 
+def _temporaries_get_duals(tasks):
+    """Kernel-internal temporaries (locals shared between tasks, and their gradients in an
+    adjoint) carry tangents like any field."""
+    for t in tasks:
+        for s in ir.walk(t.body):
+            f = s.attrs.get('field')
+            if f is None or not f.dtype.is_float:
+                continue
+            base = f.is_grad_of if f.is_grad_of is not None else f
+            if getattr(base, 'is_temporary', False) and f.dual is None:
+                f._add_grad('dual')
+
+
 def build_tangent(tasks_owner):
     """The JVP TaskList of a kernel (or of its adjoint: forward-over-reverse)."""
     from ..lang.compiled import TaskList
+    _temporaries_get_duals(tasks_owner.tasks)
     tasks = [tangent_task(t.clone()) for t in tasks_owner.tasks]
     return TaskList(tasks_owner.name + '.jvp', tasks, tasks_owner.push, tasks_owner.packer,
                     tasks_owner.converters, tasks_owner.ret_field)

@@ -95,9 +95,9 @@ class Reverser:
         if op in ('gstore',):
             return
         if op == 'atomic':
-            if self.users.get(s) and (s.dtype.is_float or any(u in self.active for u in self.users[s])):
-                raise _err(s, 'the value returned by an atomic operation cannot be differentiated '
-                           '(the adjoint cannot replay it)')
+            if self.users.get(s):
+                raise _err(s, 'the value an atomic operation returns cannot be used in a kernel '
+                           'that is differentiated (the adjoint cannot replay it); split the kernel')
             return
         if op in ('if', 'for', 'while'):
             return getattr(self, 'replay_' + op)(s)
@@ -318,6 +318,7 @@ def adjoint_task(task):
     active = analyse(task.body, 'grad')
     if not active:
         return None
+    _check_random(task.body, active)
     body = ir.Block()
     em = Emitter()
     with emitting(em), em.open(body):
@@ -335,6 +336,37 @@ def adjoint_task(task):
             rv.run(task.body)
     simplify(body)
     return Task(task.kind, body, task.name + '_adj')
+
+
+def _check_random(body, active):
+    """The adjoint replays the primal, but cannot draw the same random numbers: a random value
+    that reaches a differentiable value, or a branch or loop around differentiable code, is an
+    AutodiffError (a random value used only for non-differentiable work is fine)."""
+    stmts = list(ir.walk(body))
+    tainted = {s for s in stmts if s.op == 'random'}
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if s in tainted:
+                continue
+            hit = any(a in tainted for a in s.args)
+            if s.op == 'store' and hit:
+                if s.args[0] not in tainted:
+                    tainted.add(s.args[0])
+                    changed = True
+            elif hit or (s.op == 'load' and s.args[0] in tainted):
+                tainted.add(s)
+                changed = True
+    for s in stmts:
+        bad = s in active and s in tainted
+        if not bad and s.blocks and any(a in tainted for a in s.args):
+            bad = any(x in active or (x.op == 'store' and x.args[0] in active)
+                      for b in s.blocks for x in ir.walk(b))
+        if bad:
+            raise _err(s, 'ti.random() decides a differentiable value here, and the adjoint '
+                       'cannot replay the same random numbers; draw them in a separate kernel '
+                       'into a field and read that')
 
 
 def prepare_temporaries(tasks):

@@ -57,6 +57,15 @@ def _at_def(fn, message):
     return located(CompileError, message, loc)
 
 
+def _template_key(a):
+    """Cache key of a template argument: numbers, strings and tuples of them by value (a new
+    object may reuse an old one's id), anything else (fields, objects) by identity."""
+    if isinstance(a, (bool, int, float, str, type(None))) or (
+            isinstance(a, tuple) and all(isinstance(x, (bool, int, float, str)) for x in a)):
+        return ('v', type(a).__name__, a)
+    return ('t', id(a))
+
+
 def _annotation_kind(ann, value):
     """'template', or the DataType of a scalar argument."""
     if isinstance(ann, Template) or ann is Template:
@@ -95,6 +104,7 @@ class Kernel:
         self.sig = inspect.signature(fn)
         self.params = list(self.sig.parameters.values())
         self.instances = {}
+        self._template_refs = []
         self._generation = -1
         functools.update_wrapper(self, fn)
         self._vkdiff_kernel = True
@@ -111,7 +121,7 @@ class Kernel:
             except CompileError as e:
                 raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
-                key.append(('t', id(a)))
+                key.append(_template_key(a))
             else:
                 key.append(('s', kind.name))
                 runtime_args.append(a)
@@ -120,10 +130,12 @@ class Kernel:
     def instance(self, args):
         if self._generation != state.generation:
             self.instances.clear()
+            self._template_refs = []
             self._generation = state.generation
         key, runtime_args = self._key(args)
         inst = self.instances.get(key)
         if inst is None:
+            self._template_refs.append(args)  # keeps template objects alive: their ids stay theirs
             from .compiled import CompiledKernel
             inst = self.instances[key] = CompiledKernel(self, self.build_ir(args))
         return inst, runtime_args

@@ -41,7 +41,7 @@ def _candidates(task):
         for a in s.args:
             users[a] = users.get(a, 0) + 1
     touched_otherwise = {s.field for s in body if s.op in ('gload', 'gstore') or
-                         (s.op == 'atomic' and s.attrs['fn'] not in ('add', 'sub'))}
+                         (s.op == 'atomic' and (s.attrs['fn'] not in ('add', 'sub') or users.get(s)))}
     out = []
     for s in body:
         if s.op == 'atomic' and s.attrs['fn'] in ('add', 'sub') and not users.get(s) \
@@ -228,6 +228,12 @@ def _split_by_rate(task, cands):
     if B <= 1 or T_ % B or T_ // B <= 1:
         return None
     A = T_ // B
+    # the copy runs after the original: it must not read what the original writes, nor draw
+    # different random numbers
+    written = {st.field for st in ir.walk(task.body) if st.op in ('gstore', 'atomic')}
+    if any(st.op == 'random' or (st.op == 'gload' and st.field in written)
+           for st in ir.walk(task.body)):
+        return None
     mapping = {}
     body_f = ir.clone_block(task.body, mapping)
     keep_f = {mapping[s] for s in fast}
