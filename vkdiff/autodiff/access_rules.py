@@ -123,6 +123,8 @@ def check_rules(tasks, kernel_name):
             if kb == 'read' or disjoint(a, b) or exclusive(a, b) or written_before_read(a, b):
                 continue
             name = a.field.name
+            if ka != 'read' and not (kb == 'write' and same_element(a, b)):
+                continue  # an accumulation after a write: rule 2 allows it
             if getattr(a.field, 'is_temporary', False):
                 raise located(AutodiffError,
                               f'in kernel {kernel_name}, a kernel-scope variable shared between its '
