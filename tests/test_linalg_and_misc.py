@@ -124,3 +124,35 @@ def test_static_assert_and_print(capsys):
     assert 'shape is (4,)' in capsys.readouterr().out
     with pytest.raises(ti.CompileError, match='need 5'):
         bad()
+
+
+def test_raw_div_raw_mod_isnan_isinf():
+    a = np.array([7, -7, 7, -7, 6, -6], np.int32)
+    b = np.array([2, 2, -2, -2, 3, -3], np.int32)
+    fa = ti.field(ti.i32, shape=6)
+    fb = ti.field(ti.i32, shape=6)
+    q = ti.field(ti.i32, shape=6)
+    r = ti.field(ti.i32, shape=6)
+    xf = ti.field(ti.f32, shape=4)
+    rf = ti.field(ti.f32, shape=4)
+    flags = ti.field(ti.i32, shape=(4, 2))
+
+    @ti.kernel
+    def k():
+        for i in fa:
+            q[i] = ti.raw_div(fa[i], fb[i])
+            r[i] = ti.raw_mod(fa[i], fb[i])
+        for i in xf:
+            rf[i] = ti.raw_mod(xf[i], 2.0)
+            flags[i, 0] = ti.isnan(xf[i])
+            flags[i, 1] = ti.isinf(xf[i])
+
+    fa.from_numpy(a)
+    fb.from_numpy(b)
+    xs = np.array([-5.5, 5.5, np.nan, -np.inf], np.float32)
+    xf.from_numpy(xs)
+    k()
+    np.testing.assert_array_equal(q.to_numpy(), np.trunc(a / b).astype(np.int32))
+    np.testing.assert_array_equal(r.to_numpy(), np.fmod(a, b))
+    np.testing.assert_array_equal(rf.to_numpy()[:2], np.fmod(xs[:2], 2.0))
+    np.testing.assert_array_equal(flags.to_numpy(), [[0, 0], [0, 0], [1, 0], [0, 1]])

@@ -12,7 +12,7 @@ from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add
                        atomic_max, atomic_and, atomic_or, atomic_xor, sin, cos, tan, asin, acos,
                        atan, sqrt, rsqrt, exp, log, tanh, floor, ceil, abs, round, atan2, pow, min,
                        max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features,
-                       randn, static_assert, static_print)
+                       randn, static_assert, static_print, raw_div, raw_mod, isnan, isinf)
 from .lang.linalg import polar_decompose, svd, sym_eig
 
 vulkan = 'vulkan'

@@ -164,6 +164,33 @@ def exp2(x):
     return exp(ops.binary('mul', x, 0.6931471805599453))
 
 
+def raw_div(a, b):
+    """C-style division: truncates toward zero for integers (Python's // floors)."""
+    if ops.dtype_of(a).is_float or ops.dtype_of(b).is_float:
+        return ops.binary('div', a, b)
+    q = ops.binary('floordiv', a, b)
+    inexact = ops.binary('ne', ops.binary('mul', q, b), a)
+    signs_differ = ops.binary('ne', ops.binary('lt', a, 0), ops.binary('lt', b, 0))
+    return ops.select(ops.binary('land', inexact, signs_differ), ops.binary('add', q, 1), q)
+
+
+def raw_mod(a, b):
+    """C-style remainder: takes the sign of the dividend (Python's % takes the divisor's)."""
+    if ops.dtype_of(a).is_float or ops.dtype_of(b).is_float:
+        q = ops.binary('div', a, b)
+        t = ops.select(ops.binary('lt', q, 0.0), ops.unary('ceil', q), ops.unary('floor', q))
+        return ops.binary('sub', a, ops.binary('mul', t, b))
+    return ops.binary('sub', a, ops.binary('mul', raw_div(a, b), b))
+
+
+def isnan(x):
+    return ops.binary('ne', x, x)
+
+
+def isinf(x):
+    return ops.binary('eq', ops.unary('abs', x), float('inf'))
+
+
 def clamp(x, lo, hi):
     return min(max(x, lo), hi)
 
