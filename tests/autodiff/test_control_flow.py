@@ -517,3 +517,37 @@ def test_template_numbers_are_keyed_by_value():
     for n in range(1000, 1010):
         put(n * 1)
         assert out[None] == n
+
+
+def test_carried_loop_with_runtime_trip_count_and_ad_stack_size():
+    ti.init(default_fp=ti.f64, ad_stack_size=16)
+    n = 5
+    x = ti.field(ti.f64, shape=n, needs_grad=True)
+    loss = ti.field(ti.f64, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def prod(m: ti.i32):
+        for i in x:
+            acc = 1.0
+            for j in range(m):
+                acc = acc * (x[i] + j * 0.1)
+            loss[None] += acc
+
+    X = np.linspace(0.5, 1.5, n)
+    x.from_numpy(X)
+
+    def ref(X, m):
+        acc = np.ones_like(X)
+        for j in range(m):
+            acc = acc * (X + j * 0.1)
+        return acc
+
+    h = 1e-6
+    for m in (3, 7, 16):
+        with ti.Tape(loss):
+            prod(m)
+        np.testing.assert_allclose(x.grad.to_numpy(), (ref(X + h, m) - ref(X - h, m)) / (2 * h),
+                                   rtol=1e-7)
+    with pytest.raises(ti.AutodiffError, match='ad_stack_size'):
+        with ti.Tape(loss):
+            prod(17)

@@ -37,6 +37,8 @@ class Reverser:
         self.adj = {}
         self.ck = {}
         self.snap = {}
+        self.capacity = {}   # loop -> per-iteration storage size, for run-time trip counts
+        self.flag = None     # 0-D i32 field set when a run-time trip count exceeds it
         stmts = list(ir.walk(body))
         self.users = {}
         for s in stmts:
@@ -196,9 +198,14 @@ class Reverser:
                            'supported by the adjoint')
             n = self.trip(s)
             if not isinstance(n, int):
-                raise _err(s, 'this loop carries values from one iteration to the next, so its '
-                           'adjoint stores them per iteration and needs a compile-time trip count '
-                           '(constant range bounds)')
+                from ..lang import state
+                n = state.config.get('ad_stack_size', 0)
+                if n <= 0:
+                    raise _err(s, 'this loop carries values from one iteration to the next, so its '
+                               'adjoint stores them per iteration: it needs a compile-time trip '
+                               'count (constant range bounds), or ti.init(ad_stack_size=N) for at '
+                               'most N iterations (more is reported as an error)')
+                self.capacity[s] = n
             self.snap[s] = {a: self.emit('alloca', a.dtype, attrs={'size': max(n, 1)}) for a in carried}
         body = ir.Block()
         loop = self.emit('for', T.i32, [self.m[s.args[0]], self.m[s.args[1]]], s.attrs,
@@ -208,9 +215,26 @@ class Reverser:
         with current().open(body):
             if carried:
                 k = self.iteration_number(s, Value(loop))
-                for a, arr in self.snap[s].items():
-                    self.emit('astore', None, [arr, k, self.emit('load', a.dtype, [self.m[a]])])
+                target = current().blocks[-1]
+                if s in self.capacity:  # run-time trip count: store while it fits, else flag
+                    fits, over = ir.Block(), ir.Block()
+                    self.emit('if', None, [ops.binary('lt', k, self.capacity[s])], blocks=[fits, over])
+                    with current().open(over):
+                        self.emit('gstore', None, [ops.as_value(1, T.i32)],
+                                  {'field': self.overflow_flag(s), 'comp': 0}, loc=s.loc)
+                    target = fits
+                with current().open(target):
+                    for a, arr in self.snap[s].items():
+                        self.emit('astore', None, [arr, k, self.emit('load', a.dtype, [self.m[a]])])
             self.replay_block(s.blocks[0])
+
+    def overflow_flag(self, s):
+        if self.flag is None:
+            from ..lang.field import Field
+            self.flag = Field('i32', (), name='ad_stack_overflow')
+            self.flag.is_temporary = True
+            self.flag.overflow_loc = s.loc
+        return self.flag
 
     def iteration_number(self, s, i):
         step = s.attrs['step']
@@ -232,8 +256,9 @@ class Reverser:
             i = ops.binary('add', self.v(s.args[0]), ops.binary('mul', k, s.attrs['step']))
             saved = self.m[s]
             self.m[s] = i.stmt
+            kk = k if s not in self.capacity else ops.binary('min', k, self.capacity[s] - 1)
             for a, arr in self.snap.get(s, {}).items():
-                self.emit('store', None, [self.m[a], self.emit('aload', a.dtype, [arr, k])])
+                self.emit('store', None, [self.m[a], self.emit('aload', a.dtype, [arr, kk])])
             self.run(s.blocks[0])
             self.m[s] = saved
 
@@ -311,8 +336,9 @@ class Reverser:
                                {'field': gf, 'comp': s.attrs['comp']}, loc=s.loc))
 
 
-def adjoint_task(task):
-    """The adjoint of one task, as a new Task, or None if nothing flows back through it."""
+def adjoint_task(task, flags=None):
+    """The adjoint of one task, as a new Task, or None if nothing flows back through it.
+    Overflow flags of run-time sized per-iteration storage are appended to `flags`."""
     from ..passes.simplify import simplify
     from ..passes.tasks import Task
     active = analyse(task.body, 'grad')
@@ -334,6 +360,8 @@ def adjoint_task(task):
                 rv.run(loop.blocks[0])
         else:
             rv.run(task.body)
+    if rv.flag is not None and flags is not None:
+        flags.append(rv.flag)
     simplify(body)
     return Task(task.kind, body, task.name + '_adj')
 
@@ -389,17 +417,30 @@ def build_adjoint(compiled):
     tasks = [t.clone() for t in compiled.tasks]
     check_rules(tasks, compiled.name)
     temps = prepare_temporaries(tasks)
-    adj = [a for a in (adjoint_task(t) for t in reversed(tasks)) if a is not None]
-    if temps:
-        adj.insert(0, _zero_task([f.grad for f in temps], compiled.name))
-    return TaskList(compiled.name + '.grad', adj, compiled.push, compiled.packer,
-                    compiled.converters)
+    flags = []
+    adj = [a for a in (adjoint_task(t, flags) for t in reversed(tasks)) if a is not None]
+    zero = [f.grad for f in temps] + flags
+    if zero:
+        adj.insert(0, _zero_task(zero, compiled.name))
+    tl = TaskList(compiled.name + '.grad', adj, compiled.push, compiled.packer, compiled.converters)
+    tl.overflow_flags = flags
+    return tl
+
+
+def check_overflow(tasklist):
+    """After an adjoint launch with run-time sized per-iteration storage: was it enough?"""
+    for f in getattr(tasklist, 'overflow_flags', ()):
+        if f[None]:
+            from ..lang import state
+            raise located(AutodiffError, 'a loop ran more iterations than ti.init(ad_stack_size='
+                          f'{state.config.get("ad_stack_size")}) can store for its adjoint: the '
+                          'gradient would be wrong. Raise ad_stack_size.', f.overflow_loc)
 
 
 def _zero_task(fields, name):
     from ..passes.tasks import Task
     body = ir.Block()
     for f in fields:
-        c = body.append(ir.const(0.0, f.dtype))
+        c = body.append(ir.const(0, f.dtype))
         body.append(ir.Stmt('gstore', None, [c], {'field': f, 'comp': 0}))
     return Task('serial', body, name + '_zero_temporaries')

@@ -96,6 +96,8 @@ def _host_eval(s, args):
 class TaskList:
     """Compiled tasks launched in order with one set of push constants (a kernel, or its adjoint)."""
 
+    overflow_flags = ()  # an adjoint's run-time sized per-iteration storage (autodiff.reverse)
+
     def __init__(self, name, tasks, push, packer, converters, ret_field=None):
         rt = state.runtime()
         self.name = name

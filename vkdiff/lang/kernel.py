@@ -195,7 +195,12 @@ class AdjointKernel:
     def __call__(self, *args, **kwargs):
         args = _bind(self.primal.sig, args, kwargs)
         inst, rargs = self.primal.instance(args)
-        return inst.adjoint().launch(rargs)
+        adjoint = inst.adjoint()
+        result = adjoint.launch(rargs)
+        if adjoint.overflow_flags:
+            from ..autodiff.reverse import check_overflow
+            check_overflow(adjoint)
+        return result
 
     def ir(self, *args):
         inst, _ = self.primal.instance(args)

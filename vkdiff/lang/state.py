@@ -35,7 +35,8 @@ def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0
     T.Defaults.fp = T.resolve(default_fp) if default_fp is not None else T.f32
     T.Defaults.ip = T.resolve(default_ip) if default_ip is not None else T.i32
     config.update(random_seed=int(random_seed), debug=bool(debug),
-                  disable_features=tuple(disable_features))
+                  disable_features=tuple(disable_features),
+                  ad_stack_size=int(kwargs.get('ad_stack_size') or 0))
     if device is not None:
         config['device'] = int(device)
     elif 'VKDIFF_DEVICE' in os.environ:
