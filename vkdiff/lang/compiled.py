@@ -108,7 +108,7 @@ class TaskList:
         for t in tasks:
             t = t.clone()
             lower_task(t, rt.features)
-            for u in optimize_reductions(t, rt.features, reduction_groups(rt)):
+            for u in optimize_reductions(t, rt.features, reduction_groups(rt), _is_cpu_driver(rt)):
                 self.ctasks.append(CompiledTask(u, push, rt))
 
     def pack(self, args):

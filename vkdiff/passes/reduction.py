@@ -66,8 +66,11 @@ def _const(block, v, dt, at=None):
     return c
 
 
-def optimize_reductions(task, features, groups):
-    """Returns the list of tasks replacing `task` (itself, plus finishing tasks)."""
+def optimize_reductions(task, features, groups, cpu=True):
+    """Returns the list of tasks replacing `task` (itself, plus finishing tasks). Iterations are
+    walked in contiguous chunks per invocation where that pays: always on a CPU driver (repeated
+    indices, cached loads), and on a GPU only for segmented accumulation (otherwise the grid
+    stride keeps neighbouring invocations on neighbouring elements: coalesced loads)."""
     if task.kind != 'parallel' or task.loop.attrs.get('groups'):
         return [task]
     cands = _candidates(task)
@@ -77,14 +80,15 @@ def optimize_reductions(task, features, groups):
     if not task.loop.attrs.get('transposed'):
         split = _split_by_rate(task, cands)
         if split is not None:
-            return [t for part in split for t in optimize_reductions(part, features, groups)]
+            return [t for part in split for t in optimize_reductions(part, features, groups, cpu)]
     loop = task.loop
     loop.attrs['groups'] = groups
-    loop.attrs['blocked'] = True
+    uniform = [s for s in cands if all(_invariant(i, loop) for i in s.indices)]
+    blocked = cpu or len(uniform) < len(cands)
+    loop.attrs['blocked'] = blocked
     body = task.body
     pos = body.stmts.index(loop)
     extra = []
-    uniform = [s for s in cands if all(_invariant(i, loop) for i in s.indices)]
     for k, s in enumerate(uniform):
         dt = s.field.dtype
         acc_t = T.f64 if dt.is_float and features.get('float64') else dt
@@ -106,7 +110,7 @@ def optimize_reductions(task, features, groups):
     for s in cands:
         if s not in uniform:
             pos = _segmented(task, s, pos)
-    if CACHE_LOADS:
+    if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
     return [task] + extra
 
