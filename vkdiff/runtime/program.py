@@ -9,11 +9,6 @@ import numpy as np
 from ..errors import RuntimeError_
 from . import validation
 
-_DEVICE_FEATURE_NAMES = ('float32_atomic_add', 'float32_atomic_minmax', 'float64', 'int64',
-                         'float64_atomic_add', 'int64_atomics', 'subgroup_basic', 'subgroup_vote',
-                         'subgroup_arithmetic', 'subgroup_ballot', 'subgroup_shuffle')
-
-
 def _load_native():
     try:
         from . import _vkrt
