@@ -7,6 +7,7 @@ from .errors import VkdiffError, CompileError, AutodiffError
 from .lang.state import init, reset
 from .lang.field import field, Field, SNode, i, j, k, l, ij, ijk, ijkl
 from .lang.matrix import Matrix, Vector
+from .lang.struct import Struct, StructField, dataclass
 from .lang.kernel import kernel, func, template, Kernel, data_oriented
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
                        atomic_max, atomic_and, atomic_or, atomic_xor, sin, cos, tan, asin, acos,

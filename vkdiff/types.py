@@ -128,6 +128,13 @@ def matrix(n, m, dtype):
     return MatrixType(n, m, dtype)
 
 
+def struct(**members):
+    """`ti.types.struct(pos=ti.math.vec2, mass=ti.f32)`: a struct type; call it to make struct
+    values, `.field(shape=n)` for a struct field (one field per member)."""
+    from .lang.struct import struct as _struct
+    return _struct(**members)
+
+
 def is_tensor_type(t):
     """A `ti.math.vec3` / `ti.types.matrix(...)` type."""
     from .math import MatrixType, VectorType

@@ -160,7 +160,7 @@ class FunctionBuilder:
     # ---------------------------------------------------------------- reading names
     def read(self, value):
         """What a bound name evaluates to (locals are loaded)."""
-        if isinstance(value, (LocalVar, MatrixLValue)):
+        if isinstance(value, (LocalVar, MatrixLValue)) or _is_struct_lv(value):
             return value.load()
         return value
 
@@ -173,9 +173,20 @@ class FunctionBuilder:
         return node.value
 
     def build_Attribute(self, node):
-        base = self(node.value)
+        if isinstance(node.value, ast.Subscript):
+            container, key = self(node.value.value), self(node.value.slice)
+            if _is_struct_field(container):  # s[i].pos: load only that member
+                lv = container._lvalue(self.field_indices(container, key))
+                if node.attr in lv.members:
+                    return lv.members[node.attr].load()
+                return getattr(lv.load(), node.attr)
+            return getattr(self._subscript(container, key), node.attr)
         if isinstance(node.value, ast.Name):
             raw = self.lookup(node.value.id)
+            if _is_struct_lv(raw) and node.attr in raw.members:  # p.pos of a local struct
+                return raw.members[node.attr].load()
+        base = self(node.value)
+        if isinstance(node.value, ast.Name):
             if isinstance(raw, MatrixLValue) and node.attr in 'xyzwrgba' and len(node.attr) == 1:
                 return self.read(raw.entries['xyzw'.find(node.attr) if node.attr in 'xyzw'
                                              else 'rgba'.find(node.attr)])
@@ -256,8 +267,12 @@ class FunctionBuilder:
 
     def build_Subscript(self, node):
         base = self(node.value)
-        key = self(node.slice)
+        return self._subscript(base, self(node.slice))
+
+    def _subscript(self, base, key):
         from ..lang.field import Field
+        if _is_struct_field(base):
+            return base._lvalue(self.field_indices(base, key)).load()
         if isinstance(base, Field):
             return field_lvalue(base, self.field_indices(base, key)).load()
         if isinstance(base, (list, tuple, dict, str, np.ndarray)) or hasattr(base, '__getitem__'):
@@ -313,6 +328,9 @@ class FunctionBuilder:
             _warn_once('print() in a vkdiff kernel is ignored')
             return None
         if getattr(fn, '_vkdiff_func', None):
+            # structs are passed by value: the func gets a local copy it may assign to
+            args = [_struct_copy(a) for a in args]
+            kwargs = {k: _struct_copy(v) for k, v in kwargs.items()}
             return fn._vkdiff_func.inline(self.kernel, args, kwargs)
         if getattr(fn, '_vkdiff_kernel', None):
             raise error('a kernel cannot call another kernel; make the callee a @ti.func')
@@ -365,7 +383,7 @@ class FunctionBuilder:
                 if name in sc:
                     cur = sc[name]
                     break
-            if isinstance(cur, (LocalVar, MatrixLValue)):
+            if isinstance(cur, (LocalVar, MatrixLValue)) or _is_struct_lv(cur):
                 cur.store(value)
             elif _is_runtime_scalar_or_matrix(value):
                 self.scopes[-1][name] = new_local(value)
@@ -378,7 +396,7 @@ class FunctionBuilder:
         from ..lang.field import Field
         if isinstance(node, ast.Name):
             v = self.lookup(node.id)
-            if isinstance(v, (LocalVar, MatrixLValue)):
+            if isinstance(v, (LocalVar, MatrixLValue)) or _is_struct_lv(v):
                 return v
             raise error(f'{node.id} is not a kernel variable and cannot be assigned here')
         if isinstance(node, ast.Subscript):
@@ -387,6 +405,8 @@ class FunctionBuilder:
                 base = self.lookup(node.value.id) if isinstance(node.value, ast.Name) else self(node.value)
                 if isinstance(base, Field):
                     return field_lvalue(base, self.field_indices(base, key))
+                if _is_struct_field(base):
+                    return base._lvalue(self.field_indices(base, key))
                 if isinstance(base, MatrixLValue):
                     return base.entry(key)
                 if isinstance(base, LocalVar):
@@ -395,9 +415,15 @@ class FunctionBuilder:
             if isinstance(inner, MatrixLValue):
                 return inner.entry(key)
             raise error('this subscript cannot be assigned')
-        if isinstance(node, ast.Attribute) and len(node.attr) == 1 and node.attr in 'xyzwrgba':
-            inner = self.lvalue(node.value)
-            if isinstance(inner, MatrixLValue):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Subscript,
+                                                                       ast.Attribute)):
+            try:
+                inner = self.lvalue(node.value)
+            except CompileError:
+                inner = None
+            if _is_struct_lv(inner):  # p.mass = ..., s[i].pos = ...
+                return inner.member(node.attr)
+            if len(node.attr) == 1 and node.attr in 'xyzwrgba' and isinstance(inner, MatrixLValue):
                 k = 'xyzw'.find(node.attr) if node.attr in 'xyzw' else 'rgba'.find(node.attr)
                 return inner.entries[k]
         raise error(f'cannot assign to {ast.unparse(node)}')
@@ -492,7 +518,36 @@ class FunctionBuilder:
 
     def build_For(self, node):
         from .loops import build_for
-        build_for(self, node)
+        build_for(self, self._struct_for(node))
+
+    def _struct_for(self, node):
+        """`for i in s` / `for I in ti.grouped(s)` over a struct field: loop over its first member
+        field (same shape). Only names and attributes of names are looked at (no side effects)."""
+        it = node.iter
+        call = it if isinstance(it, ast.Call) and len(it.args) == 1 and not it.keywords else None
+        target = call.args[0] if call is not None else it
+        if not (isinstance(target, ast.Name) or isinstance(target, ast.Attribute) and
+                isinstance(target.value, ast.Name)):
+            return node
+        try:
+            raw = self.lookup(target.value.id if isinstance(target, ast.Attribute) else target.id)
+        except CompileError:
+            return node
+        if isinstance(raw, (LocalVar, MatrixLValue)) or _is_struct_lv(raw):
+            return node
+        sf = getattr(raw, target.attr, None) if isinstance(target, ast.Attribute) else raw
+        if not _is_struct_field(sf):
+            return node
+        import copy
+        node = copy.copy(node)
+        const = ast.copy_location(ast.Constant(value=sf._first_field()), target)
+        if call is not None:
+            call = copy.copy(call)
+            call.args = [const]
+            node.iter = call
+        else:
+            node.iter = const
+        return node
 
     def build_Return(self, node):
         value = self(node.value) if node.value is not None else None
@@ -590,9 +645,23 @@ def _compile_time(x):
 
 def _is_runtime_scalar_or_matrix(v):
     from ..lang.matrix import Matrix
+    from ..lang.struct import Struct
     if isinstance(v, Value) or ops.is_number(v):
         return True
-    return isinstance(v, Matrix)
+    return isinstance(v, (Matrix, Struct))
+
+
+def _is_struct_lv(v):
+    return getattr(type(v), '_vkdiff_struct_lvalue', False)
+
+
+def _is_struct_field(v):
+    return getattr(type(v), '_vkdiff_struct_field', False)
+
+
+def _struct_copy(v):
+    from ..lang.struct import Struct
+    return new_local(v) if isinstance(v, Struct) else v
 
 
 def _py_binop(op, a, b):

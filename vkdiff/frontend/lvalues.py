@@ -156,8 +156,11 @@ def field_lvalue(field, indices):
 
 
 def new_local(value):
-    """A fresh local (scalar or matrix) initialised with `value`."""
+    """A fresh local (scalar, matrix or struct) initialised with `value`."""
     from ..lang.matrix import Matrix
+    from ..lang.struct import Struct, new_struct_local
+    if isinstance(value, Struct):
+        return new_struct_local(value)
     if isinstance(value, Matrix):
         entries = []
         for e in value.entries:

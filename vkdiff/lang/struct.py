@@ -1,0 +1,476 @@
+"""API stage: Taichi's structs. `ti.types.struct(pos=vec2, mass=ti.f32)` (a StructType),
+`ti.Struct(...)` values (in both scopes) and `ti.Struct.field({...}, shape=n)` (a StructField).
+
+A StructField is structure-of-arrays: one ordinary Field per member (nested structs recurse), so
+codegen, autodiff and host synchronisation see nothing new. In kernels a struct is a compile-time
+grouping of its members' values (`Struct`) or lvalues (`StructLValue`); every operation on it
+unrolls into the members' scalar IR."""
+import numpy as np
+
+from .. import types as T
+from ..errors import VkdiffError
+from ..frontend import ops
+from ..frontend.context import current, error
+from .kernel import Template
+
+
+# ---------------------------------------------------------------- types
+def _is_struct_type(t):
+    return isinstance(t, StructType)
+
+
+def _convert(mtype, value, what):
+    """`value` as a member of type `mtype` (a cast in kernels and in Python scope)."""
+    from .matrix import Matrix
+    if _is_struct_type(mtype):
+        return mtype._coerce(value)
+    if T.is_tensor_type(mtype):
+        if isinstance(value, Matrix):
+            want = (mtype.n,) if not hasattr(mtype, 'm') else (mtype.n, mtype.m)
+            if value.get_shape() != want and len(value.entries) != int(np.prod(want)):
+                raise error(f'struct member {what!r} expects shape {want}, got {value.get_shape()}')
+            return mtype(*value.entries) if hasattr(mtype, 'm') else mtype(value)
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        return mtype(value)
+    return ops.cast(value, T.resolve(mtype))
+
+
+def _zero(mtype):
+    if _is_struct_type(mtype):
+        return mtype()
+    if T.is_tensor_type(mtype):
+        return mtype(0)
+    return ops.cast(0, T.resolve(mtype))
+
+
+class StructType(Template):
+    """`ti.types.struct(pos=ti.math.vec2, mass=ti.f32)`: constructs struct values
+    (`t(pos=..., mass=...)`, missing members are zero), makes struct fields (`t.field(shape=n)`)
+    and annotates `@ti.func` arguments (passed by value). As a kernel argument annotation it acts
+    like `ti.template()`."""
+
+    def __init__(self, members, methods=None, name=None):
+        if not members:
+            raise VkdiffError('a struct type needs at least one member')
+        self.members = dict(members)
+        self.methods = dict(methods or {})
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        names = list(self.members)
+        if len(args) == 1 and not kwargs and isinstance(args[0], (dict, Struct)):
+            return self._coerce(args[0])
+        if len(args) > len(names):
+            raise error(f'{self!r} has {len(names)} members, got {len(args)} values')
+        vals = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in self.members:
+                raise error(f'{self!r} has no member {k!r}')
+            if k in vals:
+                raise error(f'struct member {k!r} given twice')
+            vals[k] = v
+        return self._make(vals)
+
+    def _make(self, vals):
+        out = {}
+        for k, t in self.members.items():
+            out[k] = _convert(t, vals[k], k) if k in vals else _zero(t)
+        return Struct(out, _type=self)
+
+    def _coerce(self, value):
+        """A Struct of this type from a Struct or dict with (at most) these members."""
+        if isinstance(value, Struct):
+            value = value._members
+        if not isinstance(value, dict):
+            raise error(f'{self!r} expects a struct or a dict, got {type(value).__name__}')
+        extra = set(value) - set(self.members)
+        if extra:
+            raise error(f'{self!r} has no member {sorted(extra)[0]!r}')
+        return self._make(value)
+
+    def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, offset=None,
+              layout=None, **kw):
+        from .field import _caller_assignment_name
+        if offset is not None:
+            raise VkdiffError('field offsets are not supported')
+        name = name or _caller_assignment_name() or f'struct{id(self) % 10000}'
+        return _make_struct_field(self, shape, needs_grad, needs_dual, name)
+
+    def __repr__(self):
+        inner = ', '.join(f'{k}={t!r}' if not hasattr(t, 'name') or _is_struct_type(t) or
+                          T.is_tensor_type(t) else f'{k}={t.name}' for k, t in self.members.items())
+        return f'{self.name or "struct"}({inner})'
+
+
+def _member_type(t):
+    """A member type as given by the user: a StructType, a vector/matrix type, a scalar dtype or a
+    dict (an anonymous nested struct)."""
+    if isinstance(t, dict):
+        return StructType({k: _member_type(v) for k, v in t.items()})
+    if _is_struct_type(t) or T.is_tensor_type(t):
+        return t
+    T.resolve(t)  # raises for something that is no type
+    return t
+
+
+def struct(**members):
+    """`ti.types.struct(pos=vec2, mass=ti.f32)`."""
+    return StructType({k: _member_type(v) for k, v in members.items()})
+
+
+def dataclass(cls):
+    """`@ti.dataclass`: a StructType from the class's annotations; `@ti.func` methods defined in
+    the class can be called on its values (`p.kinetic()`), read-only: assigning to `self.x` in a
+    method does not write back."""
+    anns = getattr(cls, '__annotations__', {})
+    methods = {k: v for k, v in vars(cls).items() if getattr(v, '_vkdiff_func', None)}
+    t = StructType({k: _member_type(v) for k, v in anns.items()}, methods, name=cls.__name__)
+    t.__doc__ = cls.__doc__
+    return t
+
+
+# ---------------------------------------------------------------- values
+class Struct:
+    """A struct value: `ti.Struct(pos=v, mass=1.0)` or `ti.Struct({'pos': v, 'mass': 1.0})`.
+    Members by attribute (`s.pos`) or by name (`s['pos']`); in kernels a member is a run-time
+    value and assigning to a local struct's member (`p.mass = 2.0`) works like any local."""
+
+    def __init__(self, *args, _type=None, **kwargs):
+        if len(args) == 1 and isinstance(args[0], dict):
+            members = dict(args[0])
+        elif len(args) == 1 and isinstance(args[0], Struct):
+            members = dict(args[0]._members)
+        elif args:
+            raise TypeError('ti.Struct takes a dict or keyword arguments')
+        else:
+            members = {}
+        members.update(kwargs)
+        if not members:
+            raise TypeError('a struct needs at least one member')
+        object.__setattr__(self, '_members', members)
+        object.__setattr__(self, '_type', _type)
+
+    @classmethod
+    def field(cls, members, shape=None, needs_grad=False, needs_dual=False, name=None,
+              offset=None, layout=None, **kw):
+        """`ti.Struct.field({'pos': vec2, 'mass': ti.f32}, shape=n, needs_grad=False)`."""
+        from .field import _caller_assignment_name
+        t = _member_type(dict(members))
+        name = name or _caller_assignment_name() or 'struct'
+        if offset is not None:
+            raise VkdiffError('field offsets are not supported')
+        return _make_struct_field(t, shape, needs_grad, needs_dual, name)
+
+    def __getattr__(self, name):
+        members = object.__getattribute__(self, '_members')
+        if name in members:
+            return members[name]
+        t = object.__getattribute__(self, '_type')
+        if t is not None and name in t.methods:
+            from .kernel import _BoundFunc
+            return _BoundFunc(t.methods[name], self)
+        raise AttributeError(f'struct has no member {name!r} (members: {", ".join(members)})')
+
+    def __setattr__(self, name, value):
+        if name not in self._members:
+            raise AttributeError(f'struct has no member {name!r}')
+        if self._type is not None:
+            value = _convert(self._type.members[name], value, name)
+        self._members[name] = value
+
+    def __getitem__(self, name):
+        return self._members[name]
+
+    def __setitem__(self, name, value):
+        self.__setattr__(name, value)
+
+    def keys(self):
+        return list(self._members)
+
+    def items(self):
+        return list(self._members.items())
+
+    def __contains__(self, name):
+        return name in self._members
+
+    def to_dict(self):
+        """Members as a dict (vectors/matrices as numpy arrays, nested structs as dicts)."""
+        from .matrix import Matrix
+        return {k: v.to_dict() if isinstance(v, Struct) else
+                v.to_numpy() if isinstance(v, Matrix) else v for k, v in self._members.items()}
+
+    @property
+    def entries(self):
+        return list(self._members.values())
+
+    def _map(self, f):
+        """f applied to every scalar leaf (used to make zero-initialised copies)."""
+        from .matrix import Matrix
+        return Struct({k: v._map(f) if isinstance(v, (Matrix, Struct)) else f(v)
+                       for k, v in self._members.items()}, _type=self._type)
+
+    def __repr__(self):
+        return 'Struct(' + ', '.join(f'{k}={v!r}' for k, v in self._members.items()) + ')'
+
+    def __eq__(self, other):
+        if current() is not None:
+            raise error('structs cannot be compared in kernels; compare their members')
+        if isinstance(other, dict):
+            other = Struct(other)
+        return isinstance(other, Struct) and self.keys() == other.keys() and all(
+            np.array_equal(np.asarray(self[k].to_dict() if isinstance(self[k], Struct) else self[k]),
+                           np.asarray(other[k].to_dict() if isinstance(other[k], Struct) else other[k]))
+            if not isinstance(self[k], Struct) else self[k] == other[k] for k in self.keys())
+
+    __hash__ = object.__hash__
+
+
+# ---------------------------------------------------------------- kernel lvalues
+class StructLValue:
+    """A struct of lvalues: a local struct variable (members are LocalVar / MatrixLValue), or
+    `s[i]` of a struct field (FieldElem / MatrixLValue of field elements)."""
+
+    _vkdiff_struct_lvalue = True
+
+    def __init__(self, members, stype=None):
+        self.members, self.stype = members, stype
+
+    def member(self, name):
+        if name not in self.members:
+            raise error(f'struct has no member {name!r} (members: {", ".join(self.members)})')
+        return self.members[name]
+
+    def load(self):
+        return Struct({k: v.load() for k, v in self.members.items()}, _type=self.stype)
+
+    def store(self, value):
+        if isinstance(value, StructLValue):
+            value = value.load()
+        if isinstance(value, Struct):
+            value = value._members
+        if not isinstance(value, dict):
+            raise error(f'cannot assign {type(value).__name__} to a struct; assign a ti.Struct, '
+                        'a dict, or its members one by one')
+        missing = set(self.members) - set(value)
+        extra = set(value) - set(self.members)
+        if extra:
+            raise error(f'struct has no member {sorted(extra)[0]!r}')
+        if missing and not isinstance(value, dict):
+            raise error(f'struct value lacks member {sorted(missing)[0]!r}')
+        for k, v in value.items():
+            self.members[k].store(v)
+
+    def atomic(self, fn, value):
+        raise error('atomic operations on a whole struct are not supported; apply them to members')
+
+    augment = atomic
+
+
+def new_struct_local(value):
+    """A local struct variable initialised with the Struct `value` (members become locals)."""
+    from ..frontend.lvalues import new_local
+    members = {}
+    for k, v in value._members.items():
+        members[k] = new_struct_local(v) if isinstance(v, Struct) else new_local(v)
+    return StructLValue(members, value._type)
+
+
+# ---------------------------------------------------------------- fields
+def _make_struct_field(stype, shape, needs_grad, needs_dual, name):
+    from .field import make_field
+    members = {}
+    for k, t in stype.members.items():
+        mname = f'{name}.{k}'
+        if _is_struct_type(t):
+            members[k] = _make_struct_field(t, shape, needs_grad, needs_dual, mname)
+            continue
+        if T.is_tensor_type(t):
+            dtype = T.resolve(t.dtype)
+            elem = (t.n, t.m) if hasattr(t, 'm') else (t.n,)
+        else:
+            dtype, elem = T.resolve(t), ()
+        members[k] = make_field(dtype, shape, elem, needs_grad and dtype.is_float,
+                                needs_dual and dtype.is_float, mname)
+    return StructField(members, stype, name)
+
+
+class StructField:
+    """A field of structs, stored as one field per member (`s.pos`, `s.mass`).
+
+    Python scope: `s[i].mass`, `s[i].mass = 2.0`, `s[i] = {...}`, `to_numpy()` (a dict of arrays),
+    `from_numpy(dict)`, `fill(v)`. Kernels: `s[i].pos += ...`, `s.mass[i]`, `p = s[i]`,
+    `s[i] = p`, `for i in s`. `s.grad` is the struct field of the float members' gradients."""
+
+    _vkdiff_struct_field = True
+
+    def __init__(self, members, stype, name):
+        object.__setattr__(self, '_members', dict(members))
+        object.__setattr__(self, 'stype', stype)
+        object.__setattr__(self, 'name', name)
+
+    def __getattr__(self, name):
+        members = object.__getattribute__(self, '_members')
+        if name in members:
+            return members[name]
+        raise AttributeError(f'struct field {object.__getattribute__(self, "name")} has no member '
+                             f'{name!r} (members: {", ".join(members)})')
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f'cannot set {name!r} on a struct field (assign to s[i].{name} or '
+                             f'use s.{name}.from_numpy)')
+
+    # ------------------------------------------------------------ layout
+    def keys(self):
+        return list(self._members)
+
+    def items(self):
+        return list(self._members.items())
+
+    @property
+    def members(self):
+        return dict(self._members)
+
+    def _leaves(self):
+        for m in self._members.values():
+            if isinstance(m, StructField):
+                yield from m._leaves()
+            else:
+                yield m
+
+    def _first_field(self):
+        return next(self._leaves())
+
+    @property
+    def shape(self):
+        return self._first_field().shape
+
+    @property
+    def _shape(self):
+        return self._first_field()._shape
+
+    def _place(self, shape):
+        for m in self._members.values():
+            m._place(shape)
+
+    def _derived(self, kind):
+        members = {}
+        for k, m in self._members.items():
+            g = m._derived(kind) if isinstance(m, StructField) else getattr(m, kind)
+            if g is not None:
+                members[k] = g
+        return StructField(members, None, f'{self.name}.{kind}') if members else None
+
+    @property
+    def grad(self):
+        """The gradients of the float members, as a struct field (`s.grad.pos`)."""
+        return self._derived('grad')
+
+    @property
+    def dual(self):
+        return self._derived('dual')
+
+    def parent(self, n=1):
+        from .. import root
+        return root
+
+    def snode(self):
+        return self
+
+    def _lvalue(self, indices):
+        """`s[indices]` in a kernel."""
+        from ..frontend.lvalues import field_lvalue
+        return StructLValue({k: m._lvalue(indices) if isinstance(m, StructField) else
+                             field_lvalue(m, indices) for k, m in self._members.items()},
+                            self.stype)
+
+    # ------------------------------------------------------------ host access
+    def __getitem__(self, key):
+        self._first_field()._index(key)  # checks the index
+        return _HostStructElem(self, key)
+
+    def __setitem__(self, key, value):
+        self._first_field()._index(key)
+        _HostStructElem(self, key)._assign(value)
+
+    def to_numpy(self, dtype=None):
+        return {k: m.to_numpy(dtype) if not isinstance(m, StructField) else m.to_numpy(dtype)
+                for k, m in self._members.items()}
+
+    def from_numpy(self, arrs):
+        if isinstance(arrs, Struct):
+            arrs = arrs._members
+        extra = set(arrs) - set(self._members)
+        if extra:
+            raise ValueError(f'from_numpy: struct field {self.name} has no member {sorted(extra)[0]!r}')
+        for k, a in arrs.items():
+            self._members[k].from_numpy(a)
+
+    def fill(self, value):
+        """`fill(0)` sets every member; a dict / Struct sets each member it names."""
+        if isinstance(value, Struct):
+            value = value._members
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k not in self._members:
+                    raise ValueError(f'fill: struct field {self.name} has no member {k!r}')
+                self._members[k].fill(v)
+            return
+        for m in self._members.values():
+            m.fill(value)
+
+    def copy_from(self, other):
+        self.from_numpy(other.to_numpy())
+
+    def __repr__(self):
+        return f'<vkdiff struct field {self.name}: {", ".join(self._members)} shape={self._shape}>'
+
+
+class _HostStructElem:
+    """`s[i]` in Python scope: reads and writes go through to the member fields."""
+
+    def __init__(self, sfield, key):
+        object.__setattr__(self, '_sf', sfield)
+        object.__setattr__(self, '_key', key)
+
+    def __getattr__(self, name):
+        m = getattr(object.__getattribute__(self, '_sf'), name)
+        return m[object.__getattribute__(self, '_key')]
+
+    def __setattr__(self, name, value):
+        self._sf._members[name] if name in self._sf._members else getattr(self._sf, name)
+        self._sf._members[name][self._key] = value
+
+    def __getitem__(self, name):
+        return self.__getattr__(name)
+
+    def __setitem__(self, name, value):
+        self.__setattr__(name, value)
+
+    def keys(self):
+        return self._sf.keys()
+
+    def _assign(self, value):
+        if isinstance(value, (Struct, _HostStructElem)):
+            value = {k: value[k] for k in value.keys()}
+        if not isinstance(value, dict):
+            raise ValueError(f'{self._sf.name}[...] = expects a dict or a ti.Struct')
+        for k, v in value.items():
+            self.__setattr__(k, v)
+
+    def to_dict(self):
+        return self.value.to_dict()
+
+    @property
+    def value(self):
+        """A Struct (copy) of this element."""
+        return Struct({k: getattr(self, k).value if isinstance(m, StructField) else getattr(self, k)
+                       for k, m in self._sf._members.items()}, _type=self._sf.stype)
+
+    def __repr__(self):
+        return repr(self.value)
+
+    def __eq__(self, other):
+        return self.value == other
+
+    __hash__ = object.__hash__
