@@ -458,3 +458,17 @@ def test_bad_argument_annotation_names_the_def_line():
         k('x')
     msg = str(e.value)
     assert 'test_errors.py' in msg and 'def k(a: str):' in msg and "argument 'a'" in msg
+
+
+def test_bad_scalar_argument_value_is_a_clear_error():
+    x = ti.field(ti.f32, shape=2)
+
+    @ti.kernel
+    def k(a: ti.f32):
+        for i in x:
+            x[i] = a
+
+    k(1.5)
+    with pytest.raises(ti.VkdiffError, match='bad kernel arguments'):
+        k('nope')
+    np.testing.assert_array_equal(x.to_numpy(), [1.5, 1.5])  # data intact

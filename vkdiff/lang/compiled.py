@@ -113,9 +113,16 @@ class TaskList:
 
     def pack(self, args):
         rt = state.runtime()
-        rt.launches += 1
-        return self.packer.pack(rt.launches & 0xFFFFFFFF, state.config['random_seed'] & 0xFFFFFFFF,
-                                *[c(a) for c, a in zip(self.converters, args)])
+        try:
+            values = [c(a) for c, a in zip(self.converters, args)]
+            rt.launches += 1
+            return self.packer.pack(rt.launches & 0xFFFFFFFF,
+                                    state.config['random_seed'] & 0xFFFFFFFF, *values)
+        except (TypeError, ValueError, OverflowError, struct.error) as e:
+            from ..errors import VkdiffError
+            kinds = ', '.join(c.__name__ for c in self.converters)
+            raise VkdiffError(f'{self.name}: bad kernel arguments {tuple(args)!r} for scalar '
+                              f'parameters ({kinds}): {e}') from None
 
     def launch(self, args, push=None):
         rt = state.runtime()
