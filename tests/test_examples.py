@@ -93,3 +93,14 @@ def test_ad_gravity_main_job_headless(tmp_path):
     assert 'substeps/s' in out.stdout and 'U+K' in out.stdout
     assert sorted(os.listdir(tmp_path / 'frames')) == [f'frame_{k:05d}.png' for k in range(3)]
     assert (tmp_path / 'g.gif').stat().st_size > 0
+
+
+def test_mpm88_example_headless(tmp_path):
+    """Taichi's mpm88 with `import vkdiff as ti`: runs headless and writes its frames."""
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(__file__), '..', 'examples', 'mpm88.py')
+    out = subprocess.run([sys.executable, script, '--frames', '2', '--out', str(tmp_path / 'f')],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert sorted(os.listdir(tmp_path / 'f')) == ['frame_00000.png', 'frame_00001.png']
