@@ -89,24 +89,37 @@ def optimize_reductions(task, features, groups, cpu=True):
     body = task.body
     pos = body.stmts.index(loop)
     extra = []
+    acc_types = [T.f64 if s.field.dtype.is_float and features.get('float64') else s.field.dtype
+                 for s in uniform]
+    # one partials field per accumulator type, `groups` slots per accumulator: a task with many
+    # accumulators (the tangent of an adjoint has dozens) must stay within the device's
+    # maxPerStageDescriptorStorageBuffers (32 on lavapipe), or the dispatch crashes
+    partials = {}
+    for acc_t in acc_types:
+        if acc_t not in partials:
+            n = acc_types.count(acc_t)
+            partials[acc_t] = (_partials_field(task, len(partials), acc_t, groups * n), [0])
     for k, s in enumerate(uniform):
-        dt = s.field.dtype
-        acc_t = T.f64 if dt.is_float and features.get('float64') else dt
+        acc_t = acc_types[k]
         acc = _emit(body, 'alloca', acc_t, at=pos)
         zero = _const(body, 0, acc_t, at=pos + 1)
         _emit(body, 'store', None, [acc, zero], at=pos + 2)
         pos += 3
         target = (s.field, s.attrs['comp'], s.attrs['fn'], list(s.indices))
         _replace_with_accumulate(s, acc, acc_t)
-        partials = _partials_field(task, k, acc_t, groups)
+        pf, used = partials[acc_t]
+        base = used[0] * groups
+        used[0] += 1
         total = _emit(body, 'wg_sum', acc_t, [_emit(body, 'load', acc_t, [acc])])
         lid = _emit(body, 'local_index', T.i32)
         is0 = _emit(body, 'eq', T.u1, [lid, _const(body, 0, T.i32)])
         then = ir.Block()
         gid = _emit(then, 'group_index', T.i32)
-        _emit(then, 'gstore', None, [gid, total], {'field': partials, 'comp': 0})
+        if base:
+            gid = _emit(then, 'add', T.i32, [gid, _const(then, base, T.i32)])
+        _emit(then, 'gstore', None, [gid, total], {'field': pf, 'comp': 0})
         _emit(body, 'if', None, [is0], blocks=[then, ir.Block()])
-        extra.append(_finish_task(task, k, target, partials, acc_t, groups))
+        extra.append(_finish_task(task, k, target, pf, acc_t, groups, base))
     for s in cands:
         if s not in uniform:
             pos = _segmented(task, s, pos)
@@ -288,8 +301,9 @@ def _partials_field(task, k, dtype, groups):
     return f
 
 
-def _finish_task(task, k, target, partials, acc_t, groups):
-    """Serial: sum the per-workgroup partials in order, then one atomic add into the target."""
+def _finish_task(task, k, target, partials, acc_t, groups, base=0):
+    """Serial: sum the per-workgroup partials (slots base .. base + groups - 1) in order, then
+    one atomic add into the target."""
     from .tasks import Task
     field, comp, fn, indices = target
     body = ir.Block()
@@ -299,7 +313,7 @@ def _finish_task(task, k, target, partials, acc_t, groups):
     acc = _emit(body, 'alloca', acc_t)
     _emit(body, 'store', None, [acc, _const(body, 0, acc_t)])
     loop_body = ir.Block()
-    loop = _emit(body, 'for', T.i32, [_const(body, 0, T.i32), _const(body, groups, T.i32)],
+    loop = _emit(body, 'for', T.i32, [_const(body, base, T.i32), _const(body, base + groups, T.i32)],
                  {'step': 1}, blocks=[loop_body])
     p = _emit(loop_body, 'gload', acc_t, [loop], {'field': partials, 'comp': 0})
     old = _emit(loop_body, 'load', acc_t, [acc])
