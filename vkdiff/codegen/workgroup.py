@@ -39,8 +39,7 @@ def gen_wg_sum(cg, s):
         return gen_wg_sum_subgroups(cg, s)
     m, dt = cg.m, s.dtype
     t = cg.t(dt)
-    arr = m.array(t, LOCAL_SIZE)
-    sh = m._global('shared', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup')
+    sh = _shared_array(m, t)
     pw = m.pointer('Workgroup', t)
     lid = cg.op('OpBitcast', cg.t(T.i32), builtin_x(cg, 'LocalInvocationId'))
     add = 'OpFAdd' if dt.is_float else 'OpIAdd'
@@ -64,7 +63,9 @@ def gen_wg_sum(cg, s):
         cg.label(end)
         barrier()
         half //= 2
-    return cg.op('OpLoad', t, cg.op('OpAccessChain', pw, sh, m.i32(0)))
+    total = cg.op('OpLoad', t, cg.op('OpAccessChain', pw, sh, m.i32(0)))
+    barrier()  # the next workgroup sum of this type reuses the array
+    return total
 
 
 def gen_wg_sum_subgroups(cg, s):
@@ -75,8 +76,7 @@ def gen_wg_sum_subgroups(cg, s):
     scope = m.u32(3)  # Subgroup
     part = cg.op('OpGroupNonUniformFAdd' if dt.is_float else 'OpGroupNonUniformIAdd', t,
                    scope, 'Reduce', cg.values[s.args[0]])
-    arr = m.array(t, LOCAL_SIZE)
-    sh = m._global('shared', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup')
+    sh = _shared_array(m, t)
     pw = m.pointer('Workgroup', t)
     sgid = builtin_scalar(cg, 'SubgroupId')
     nsg = cg.op('OpBitcast', i32, builtin_scalar(cg, 'NumSubgroups'))
@@ -123,4 +123,16 @@ def gen_wg_sum_subgroups(cg, s):
     cg.label(merge)
     cg.branch(done)
     cg.label(done)
+    # the next workgroup sum of this type reuses the array: no subgroup may write its slot
+    # before invocation 0 has read them all
+    cg.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
     return cg.op('OpLoad', t, acc)
+
+
+def _shared_array(m, t):
+    """One shared array per element type for all the workgroup sums of a shader (each sum ends
+    with a barrier): a task with many contended accumulators (the tangent of an adjoint has
+    dozens) would otherwise exceed maxComputeSharedMemorySize (32 KiB on lavapipe) and crash."""
+    arr = m.array(t, LOCAL_SIZE)
+    return m._cached(('wg_sum_shared', t), lambda: m._global(
+        'shared', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup'))
