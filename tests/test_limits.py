@@ -30,3 +30,33 @@ def test_parallel_loop_beyond_the_dispatch_limit():
     a = x.to_numpy()
     assert a[0] == 0 and a[-1] == 3 * (n - 1)
     np.testing.assert_array_equal(a[::9973], np.arange(0, n, 9973) * 3)
+
+
+def test_too_many_fields_for_one_shader_is_a_clear_error():
+    limit = ti.lang.state.runtime().limits['max_storage_buffers_per_stage']
+    fs = [ti.field(ti.f32, shape=4) for _ in range(limit)]
+    out = ti.field(ti.f32, shape=4)
+
+    @ti.kernel
+    def k():
+        for i in range(4):
+            s = 0.0
+            for j in ti.static(range(len(fs))):
+                s += fs[j][i]
+            out[i] = s
+
+    with pytest.raises(ti.CompileError, match='fields'):
+        k()
+
+    @ti.kernel
+    def fits():
+        for i in range(4):
+            s = 0.0
+            for j in ti.static(range(len(fs) - 1)):
+                s += fs[j][i]
+            out[i] = s
+
+    for f in fs:
+        f.fill(1)
+    fits()
+    np.testing.assert_array_equal(out.to_numpy(), [limit - 1] * 4)

@@ -16,6 +16,17 @@ class CompiledTask:
     def __init__(self, task, push, rt):
         self.task = task
         self.fields = task.fields()
+        limit = rt.limits.get('max_storage_buffers_per_stage')
+        if limit and len(self.fields) > limit:
+            from ..errors import CompileError, located
+            loop = task.loop
+            raise located(CompileError,
+                          f'this {"loop" if loop is not None else "kernel part"} uses '
+                          f'{len(self.fields)} fields (gradients, duals and kernel-internal '
+                          f'temporaries included), more than this device binds to one shader '
+                          f'({limit}); split it into several kernels or loops',
+                          (loop or next(iter(ir.walk(task.body)), None)).loc
+                          if (loop or task.body.stmts) else None)
         reads, writes = task.accesses()
         self.read_fields, self.write_fields = reads, writes
         int_view = fields_needing_int_view(list(ir.walk(task.body)), rt.features)

@@ -494,7 +494,10 @@ struct PyDevice {
                   {"max_workgroup_size_x", l.maxComputeWorkGroupSize[0]},
                   {"max_workgroup_invocations", l.maxComputeWorkGroupInvocations},
                   {"max_storage_buffer_range", l.maxStorageBufferRange},
-                  {"max_push_constants_size", l.maxPushConstantsSize}};
+                  {"max_push_constants_size", l.maxPushConstantsSize},
+                  {"max_storage_buffers_per_stage", std::min(l.maxPerStageDescriptorStorageBuffers,
+                                                             l.maxDescriptorSetStorageBuffers)},
+                  {"max_shared_memory_size", l.maxComputeSharedMemorySize}};
     }
 
     std::shared_ptr<PyBuffer> buffer(long long nbytes)
