@@ -28,7 +28,8 @@ FEATURES = {"float32_atomic_add", "float32_atomic_minmax", "float64", "int64",
             "float64_atomic_add", "int64_atomics", "subgroup_basic", "subgroup_vote",
             "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle"}
 LIMITS = {"max_workgroup_count_x", "max_workgroup_size_x", "max_workgroup_invocations",
-          "max_storage_buffer_range", "max_push_constants_size"}
+          "max_storage_buffer_range", "max_push_constants_size", "max_storage_buffers_per_stage",
+          "max_shared_memory_size"}
 
 
 @functools.lru_cache(maxsize=None)
