@@ -652,3 +652,18 @@ def test_ti_math_vector_types_and_helpers():
 
     with pytest.raises(ti.CompileError, match=r'vector\(3, f32\) kernel arguments are not supported'):
         vec_arg(tm.vec3(1, 2, 3))
+
+
+def test_list_of_fields_indexed_statically_as_assignment_target():
+    accs = [ti.field(ti.f32, shape=()) for _ in range(3)]
+    x = ti.field(ti.f32, shape=8)
+
+    @ti.kernel
+    def k():
+        for i in x:
+            for c in ti.static(range(3)):
+                accs[c][None] += x[i] * (c + 1)
+
+    x.fill(1)
+    k()
+    assert [a[None] for a in accs] == [8, 16, 24]

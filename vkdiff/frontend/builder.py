@@ -411,6 +411,10 @@ class FunctionBuilder:
                     return base.entry(key)
                 if isinstance(base, LocalVar):
                     raise error('a scalar cannot be indexed')
+            if isinstance(node.value, ast.Subscript):
+                base = self._compile_time_field(node.value)  # fields[k][i] with k static
+                if base is not None:
+                    return field_lvalue(base, self.field_indices(base, key))
             inner = self.lvalue(node.value)
             if isinstance(inner, MatrixLValue):
                 return inner.entry(key)
@@ -427,6 +431,20 @@ class FunctionBuilder:
                 k = 'xyzw'.find(node.attr) if node.attr in 'xyzw' else 'rgba'.find(node.attr)
                 return inner.entries[k]
         raise error(f'cannot assign to {ast.unparse(node)}')
+
+    def _compile_time_field(self, node):
+        """The field a compile-time expression like `fields[k]` names, or None."""
+        from ..lang.field import Field
+        try:
+            base = self(node.value)
+        except CompileError:
+            return None
+        if isinstance(base, (list, tuple, dict)):
+            k = self(node.slice)
+            if not isinstance(k, Value):
+                v = base[k]
+                return v if isinstance(v, Field) else None
+        return None
 
     def build_AugAssign(self, node):
         op = _BINOPS.get(type(node.op))
