@@ -88,7 +88,7 @@ def optimize_reductions(task, features, groups, cpu=True):
     loop.attrs['blocked'] = blocked
     body = task.body
     pos = body.stmts.index(loop)
-    extra = []
+    finishing = []
     acc_types = [T.f64 if s.field.dtype.is_float and features.get('float64') else s.field.dtype
                  for s in uniform]
     # one partials field per accumulator type, `groups` slots per accumulator: a task with many
@@ -119,13 +119,13 @@ def optimize_reductions(task, features, groups, cpu=True):
             gid = _emit(then, 'add', T.i32, [gid, _const(then, base, T.i32)])
         _emit(then, 'gstore', None, [gid, total], {'field': pf, 'comp': 0})
         _emit(body, 'if', None, [is0], blocks=[then, ir.Block()])
-        extra.append(_finish_task(task, k, target, pf, acc_t, groups, base))
+        finishing.append((target, pf, acc_t, base))
     for s in cands:
         if s not in uniform:
             pos = _segmented(task, s, pos)
     if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
-    return [task] + extra
+    return [task] + _finish_tasks(task, finishing, groups)
 
 
 # VKDIFF_CACHE_LOADS=0 turns the load cache off (to measure it).
@@ -301,12 +301,24 @@ def _partials_field(task, k, dtype, groups):
     return f
 
 
-def _finish_task(task, k, target, partials, acc_t, groups, base=0):
-    """Serial: sum the per-workgroup partials (slots base .. base + groups - 1) in order, then
-    one atomic add into the target."""
+def _finish_tasks(task, finishing, groups, max_fields=16):
+    """Serial tasks that sum each accumulator's per-workgroup partials in order and do one
+    atomic add into its target: as few dispatches as the binding limit allows."""
     from .tasks import Task
+    out, body, fields = [], None, set()
+    for target, partials, acc_t, base in finishing:
+        need = {target[0], partials}
+        if body is None or len(fields | need) > max_fields:
+            body, fields = ir.Block(), set()
+            out.append(Task('serial', body, f'{task.name}_sum{len(out)}'))
+        fields |= need
+        _finish_one(body, target, partials, acc_t, groups, base)
+    return out
+
+
+def _finish_one(body, target, partials, acc_t, groups, base):
+    """acc = sum of partials[base .. base + groups - 1], in order; F[I] (+|-)= acc."""
     field, comp, fn, indices = target
-    body = ir.Block()
     mapping = {}
     for st in ir.dependencies(indices):
         body.append(ir.clone_stmt(st, mapping))
@@ -323,7 +335,6 @@ def _finish_task(task, k, target, partials, acc_t, groups, base=0):
         total = _emit(body, 'cast', field.dtype, [total])
     _emit(body, 'atomic', field.dtype, [mapping[i] for i in indices] + [total],
           {'field': field, 'comp': comp, 'fn': fn})
-    return Task('serial', body, f'{task.name}_sum{k}')
 
 
 def _segmented(task, s, pos):
