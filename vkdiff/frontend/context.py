@@ -60,7 +60,33 @@ def error(message, exc=CompileError):
     return located(exc, message, em.loc if em else None)
 
 
-class Value:
+def _binop(op, rev=False):
+    """An operator method delegating to ops.binary (imported lazily: ops imports this module)."""
+    def f(self, other):
+        from . import ops
+        return ops.binary(op, other, self) if rev else ops.binary(op, self, other)
+    return f
+
+
+class Arithmetic:
+    """Python operators of kernel values and matrices: each is one ops.binary call (a Python
+    number on either side is folded or adopts the other side's type)."""
+    __slots__ = ()
+    __add__, __radd__ = _binop('add'), _binop('add', True)
+    __sub__, __rsub__ = _binop('sub'), _binop('sub', True)
+    __mul__, __rmul__ = _binop('mul'), _binop('mul', True)
+    __truediv__, __rtruediv__ = _binop('div'), _binop('div', True)
+    __floordiv__, __rfloordiv__ = _binop('floordiv'), _binop('floordiv', True)
+    __mod__, __rmod__ = _binop('mod'), _binop('mod', True)
+    __pow__, __rpow__ = _binop('pow'), _binop('pow', True)
+    __and__, __rand__ = _binop('band'), _binop('band', True)
+    __or__, __ror__ = _binop('bor'), _binop('bor', True)
+    __xor__, __rxor__ = _binop('bxor'), _binop('bxor', True)
+    __lt__, __le__ = _binop('lt'), _binop('le')
+    __gt__, __ge__ = _binop('gt'), _binop('ge')
+
+
+class Value(Arithmetic):
     """A run-time scalar inside a kernel: wraps the IR statement that computes it."""
 
     __slots__ = ('stmt',)
@@ -86,29 +112,9 @@ class Value:
     def __hash__(self):
         return id(self)
 
-    # arithmetic: delegated to ops (imported lazily to avoid a cycle)
-    def _b(op, rev=False):
-        def f(self, other):
-            from . import ops
-            return ops.binary(op, other, self) if rev else ops.binary(op, self, other)
-        return f
-
-    __add__, __radd__ = _b('add'), _b('add', True)
-    __sub__, __rsub__ = _b('sub'), _b('sub', True)
-    __mul__, __rmul__ = _b('mul'), _b('mul', True)
-    __truediv__, __rtruediv__ = _b('div'), _b('div', True)
-    __floordiv__, __rfloordiv__ = _b('floordiv'), _b('floordiv', True)
-    __mod__, __rmod__ = _b('mod'), _b('mod', True)
-    __pow__, __rpow__ = _b('pow'), _b('pow', True)
-    __and__, __rand__ = _b('band'), _b('band', True)
-    __or__, __ror__ = _b('bor'), _b('bor', True)
-    __xor__, __rxor__ = _b('bxor'), _b('bxor', True)
-    __lshift__, __rlshift__ = _b('shl'), _b('shl', True)
-    __rshift__, __rrshift__ = _b('shr'), _b('shr', True)
-    __lt__, __le__ = _b('lt'), _b('le')
-    __gt__, __ge__ = _b('gt'), _b('ge')
-    __eq__, __ne__ = _b('eq'), _b('ne')
-    del _b
+    __lshift__, __rlshift__ = _binop('shl'), _binop('shl', True)
+    __rshift__, __rrshift__ = _binop('shr'), _binop('shr', True)
+    __eq__, __ne__ = _binop('eq'), _binop('ne')
 
     def __neg__(self):
         from . import ops

@@ -4,10 +4,10 @@ only ever see scalars); in Python scope they are numbers."""
 import numpy as np
 
 from ..frontend import ops
-from ..frontend.context import error
+from ..frontend.context import Arithmetic, error
 
 
-class Matrix:
+class Matrix(Arithmetic):
     """An n x m matrix; a Vector is a matrix with `ndim == 1` (n entries)."""
 
     def __init__(self, arr, dt=None, ndim=None):
@@ -139,23 +139,7 @@ class Matrix:
     def __repr__(self):
         return f'{type(self).__name__}({self.to_list()})'
 
-    # ------------------------------------------------------------ arithmetic
-    def _b(op, rev=False):
-        def f(self, other):
-            return ops.binary(op, other, self) if rev else ops.binary(op, self, other)
-        return f
-
-    __add__, __radd__ = _b('add'), _b('add', True)
-    __sub__, __rsub__ = _b('sub'), _b('sub', True)
-    __mul__, __rmul__ = _b('mul'), _b('mul', True)
-    __truediv__, __rtruediv__ = _b('div'), _b('div', True)
-    __floordiv__, __rfloordiv__ = _b('floordiv'), _b('floordiv', True)
-    __mod__, __rmod__ = _b('mod'), _b('mod', True)
-    __pow__, __rpow__ = _b('pow'), _b('pow', True)
-    __lt__, __le__, __gt__, __ge__ = _b('lt'), _b('le'), _b('gt'), _b('ge')
-    __and__, __or__, __xor__ = _b('band'), _b('bor'), _b('bxor')
-    del _b
-
+    # ------------------------------------------------------------ arithmetic: from Arithmetic
     def __neg__(self):
         return self._map(lambda e: ops.unary('neg', e))
 
