@@ -67,13 +67,7 @@ def _cas_loop(cg, ptr, fn, dt, val):
     ti, tf = cg.t(it), cg.t(dt)
     oldv = cg.local_var(it, 'cas')
     cg.emit(f'OpStore {oldv} {cg.op("OpLoad", ti, ptr)}')
-    header, body, cont, merge = (m.new(h) for h in ('cash', 'casb', 'casc', 'casm'))
-    cg.branch(header)
-    cg.label(header)
-    cg.emit(f'OpLoopMerge {merge} {cont} None')
-    cg.emit(f'OpBranch {body}')
-    cg.terminated = True
-    cg.label(body)
+    header, cont, merge = cg.open_loop('cas')
     old = cg.op('OpLoad', ti, oldv)
     oldf = cg.op('OpBitcast', tf, old)
     if fn == 'add':

@@ -230,14 +230,24 @@ class TaskCodegen:
         self.loop_skeleton(s, ivar, lambda i: self.op('OpSLessThan', m.bool(), i, total),
                            lambda i: self.op('OpIAdd', i32, i, stride))
 
-    def loop_skeleton(self, s, ivar, cond_fn, step_fn):
+    def open_loop(self, hint='loop'):
+        """Branch into a new structured loop: emits its header (OpLoopMerge) and opens the first
+        block after it. Returns (header, continue, merge labels); the caller ends the body with a
+        branch to the continue block, which branches back to the header."""
         m = self.m
-        header, check, body, cont, merge = (m.new(h) for h in ('hdr', 'chk', 'body', 'cont', 'merge'))
+        header, first, cont, merge = (m.new(hint + h) for h in ('h', 'f', 'c', 'm'))
         self.branch(header)
         self.label(header)
         self.emit(f'OpLoopMerge {merge} {cont} None')
-        self.emit(f'OpBranch {check}')
-        self.label(check)
+        self.emit(f'OpBranch {first}')
+        self.terminated = True
+        self.label(first)
+        return header, cont, merge
+
+    def loop_skeleton(self, s, ivar, cond_fn, step_fn):
+        m = self.m
+        body = m.new('body')
+        header, cont, merge = self.open_loop()
         if ivar is not None:
             i = self.op('OpLoad', self.t(T.i32), ivar)
             self.emit(f'OpBranchConditional {cond_fn(i)} {body} {merge}')

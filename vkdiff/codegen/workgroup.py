@@ -101,13 +101,8 @@ def gen_wg_sum_subgroups(cg, s):
     cg.emit(f'OpBranchConditional {is0} {first} {done}')
     cg.terminated = True
     cg.label(first)
-    header, check, body, cont, merge = (m.new(h) for h in ('wgh', 'wgc', 'wgb', 'wgn', 'wgm'))
-    cg.branch(header)
-    cg.label(header)
-    cg.emit(f'OpLoopMerge {merge} {cont} None')
-    cg.emit(f'OpBranch {check}')
-    cg.terminated = True
-    cg.label(check)
+    body = m.new('wgb')
+    header, cont, merge = cg.open_loop('wg')
     kv = cg.op('OpLoad', i32, k)
     cg.emit(f'OpBranchConditional {cg.op("OpSLessThan", m.bool(), kv, nsg)} {body} {merge}')
     cg.terminated = True
