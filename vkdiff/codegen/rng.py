@@ -45,7 +45,10 @@ def gen_random(cg, dt):
         f = cg.op('OpFAdd', cg.t(dt), cg.op('OpFMul', cg.t(dt), fhi, m.const(dt, 2.0 ** 32)), flo)
         return cg.op('OpFMul', cg.t(dt), f, m.const(dt, 2.0 ** -53))
     x = next_random_u32(cg)
-    if dt.bits == 64:
-        x = cg.op('OpUConvert', cg.t(T.u64), x)
+    if dt.bits == 64:  # two draws: all 64 bits random
+        u64 = cg.t(T.u64)
+        hi = cg.op('OpShiftLeftLogical', u64, cg.op('OpUConvert', u64, next_random_u32(cg)),
+                   m.u32(32))
+        x = cg.op('OpBitwiseOr', u64, hi, cg.op('OpUConvert', u64, x))
         return x if dt.kind == 'u' else cg.op('OpBitcast', cg.t(dt), x)
     return x if dt.kind == 'u' else cg.op('OpBitcast', cg.t(dt), x)

@@ -297,10 +297,22 @@ class Func:
         try:
             fb.build_body(body)
         except _Return as r:
-            return r.value
+            return self._cast_return(r.value)
         if fb.result is not None:
-            return fb.result.load()
+            return self._cast_return(fb.result.load())
         return None
+
+    def _cast_return(self, value):
+        """The returned value in the declared return type (`-> ti.i32` truncates 1.5 to 1)."""
+        ann = self.sig.return_annotation
+        if T.is_tensor_type(ann):
+            ann = ann.dtype
+        if value is None or not (isinstance(ann, T.DataType) or ann in (float, int, bool)):
+            return value  # no annotation, or a struct / tuple one: returned as built
+        dt = T.resolve(ann)
+        if _is_matrix(value):
+            return value._map(lambda e: ops.cast(e, dt))
+        return ops.cast(value, dt)
 
 
 def _is_matrix(v):
