@@ -43,3 +43,110 @@ def test_random_i64_uses_all_64_bits():
     assert abs(top.mean() / 2.0 ** 32 - 0.5) < 0.02
     assert (v < 0).mean() == pytest.approx(0.5, abs=0.02)
     assert len(np.unique(v)) == n
+
+
+# ---------------------------------------------------------------- item 5: long loops
+def _lavapipe():
+    return 'llvmpipe' in ti.device_name().lower()
+
+
+@pytest.mark.parametrize('shape', ['flat', 'nested', 'sequential', 'serialize'])
+def test_long_inner_loops_give_the_full_result(shape):
+    s = ti.field(ti.i32, shape=4)
+
+    @ti.kernel
+    def flat():
+        for i in range(4):
+            acc = 0
+            for j in range(100000):
+                acc += 1
+            s[i] = acc
+
+    @ti.kernel
+    def nested():
+        for i in range(4):
+            acc = 0
+            for j in range(400):
+                for k in range(250):
+                    acc += 1
+            s[i] = acc
+
+    @ti.kernel
+    def sequential():
+        for i in range(4):
+            acc = 0
+            for j in range(60000):
+                acc += 1
+            for j in range(40000):
+                acc += j % 2
+            s[i] = acc
+
+    @ti.kernel
+    def serialize():
+        ti.loop_config(serialize=True)
+        for i in range(100000):
+            s[i % 4] += 1
+
+    {'flat': flat, 'nested': nested, 'sequential': sequential, 'serialize': serialize}[shape]()
+    want = {'flat': 100000, 'nested': 100000, 'sequential': 80000, 'serialize': 25000}[shape]
+    assert s.to_numpy().tolist() == [want] * 4
+
+
+def test_taichi_large_for_loops_with_gradient():
+    x = ti.field(ti.f32, shape=(), needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def big():
+        for i in range(5):
+            for j in range(2000):
+                for k in range(1000):
+                    loss[None] += ti.sin(x[None]) + 1.0
+
+    with ti.ad.Tape(loss=loss):
+        big()
+    assert loss[None] == 1e7
+    assert x.grad[None] == 1e7
+
+
+def test_run_time_bound_loop_full_result():
+    s = ti.field(ti.f32, shape=2)
+
+    @ti.kernel
+    def run(n: ti.i32):
+        for i in range(2):
+            acc = 0.0
+            for j in range(n):
+                acc += 1.0
+            s[i] = acc
+
+    run(300000)
+    assert s.to_numpy().tolist() == [300000.0, 300000.0]
+
+
+def test_while_loop_past_the_limit_is_an_error_not_a_truncated_result():
+    s = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def count(n: ti.i32):
+        for _ in range(1):
+            k = 0
+            while k < n:
+                k += 1
+            s[None] = k
+
+    count(1000)
+    assert s[None] == 1000
+    n = 1 << 26
+    try:
+        count(n)
+        v = s[None]
+    except ti.LoopLimitError as e:
+        assert _lavapipe()
+        assert 'while k < n' in str(e) and 'test_values.py' in str(e)
+        assert isinstance(e, RuntimeError)
+    else:
+        assert v == n
+    # the status is cleared: the next launch works again
+    count(7)
+    assert s[None] == 7

@@ -37,3 +37,8 @@ def located(exc_type, message, loc):
     if loc is None:
         return exc_type(message)
     return exc_type(f'{loc}\n{message}')
+
+
+class LoopLimitError(VkdiffError, RuntimeError):
+    """A loop in a kernel was ended early by the driver's loop limiter (lavapipe: 65,535 loop
+    iterations per shader invocation); raised at the next sync instead of a truncated result."""

@@ -245,26 +245,33 @@ class TaskCodegen:
         return header, cont, merge
 
     def loop_skeleton(self, s, ivar, cond_fn, step_fn):
+        """A structured loop. With attrs['unroll'] = U the body is emitted U times per back-edge,
+        each copy testing the exit condition and stepping the counter before its body (so
+        `continue` in any copy is right). With attrs['count'] = a local (passes/loop_limit.py),
+        each back-edge increments it."""
         m = self.m
-        body = m.new('body')
         header, cont, merge = self.open_loop()
-        if ivar is not None:
-            i = self.op('OpLoad', self.t(T.i32), ivar)
-            self.emit(f'OpBranchConditional {cond_fn(i)} {body} {merge}')
-            self.terminated = True
-        else:
-            self.branch(body)
-        self.label(body)
-        if ivar is not None:
-            self.values[s] = self.op('OpLoad', self.t(T.i32), ivar)
         self.loops.append((merge, cont))
-        self.gen_block(s.blocks[0])
+        for _ in range(s.attrs.get('unroll', 1)):
+            if self.terminated:
+                break  # the body always ends in break/continue: later copies are dead
+            if ivar is not None:
+                i = self.op('OpLoad', self.t(T.i32), ivar)
+                c = cond_fn(i)
+                body = m.new('body')
+                self.emit(f'OpBranchConditional {c} {body} {merge}')
+                self.terminated = True
+                self.label(body)
+                self.emit(f'OpStore {ivar} {step_fn(i)}')
+                self.values[s] = i
+            self.gen_block(s.blocks[0])
         self.loops.pop()
         self.branch(cont)
         self.label(cont)
-        if ivar is not None:
-            i = self.op('OpLoad', self.t(T.i32), ivar)
-            self.emit(f'OpStore {ivar} {step_fn(i)}')
+        if 'count' in s.attrs:
+            i32, cv = self.t(T.i32), self.values[s.attrs['count']]
+            n = self.op('OpIAdd', i32, self.op('OpLoad', i32, cv), m.i32(1))
+            self.emit(f'OpStore {cv} {n}')
         self.emit(f'OpBranch {header}')
         self.terminated = True
         self.label(merge)

@@ -9,12 +9,14 @@ from ..codegen.spirv import LOCAL_SIZE, PushLayout, TaskCodegen
 from ..passes.lower import lower_task
 from ..passes.reduction import optimize_reductions
 from ..passes.tasks import split_tasks
-from . import state
+from . import loop_guard, state
 
 
 class CompiledTask:
     def __init__(self, task, push, rt):
         self.task = task
+        self.per_thread, self.min_groups = _cpu_geometry(rt)
+        self.per_thread = loop_guard.prepare(task, rt, self.per_thread)
         self.fields = task.fields()
         limit = rt.limits.get('max_storage_buffers_per_stage')
         if limit and len(self.fields) > limit:
@@ -37,7 +39,6 @@ class CompiledTask:
         self.writes = [f.storage for f in writes]
         self.total = task.loop.args[0] if task.kind == 'parallel' else None
         self.max_groups = min(rt.limits['max_workgroup_count_x'], _max_groups(rt))
-        self.per_thread, self.min_groups = _cpu_geometry(rt)
 
     def groups(self, args):
         if self.total is None:

@@ -76,6 +76,7 @@ class Runtime:
         self.read = set()     # buffers read since the last barrier
         self.staged = set()   # storages whose staging memory pending commands use
         self.launches = 0
+        self.status_checks = []  # (Storage, check()): device status read back at every sync
 
     # -------------------------------------------------------------- recording
     def _hazard(self, reads, writes):
@@ -114,13 +115,23 @@ class Runtime:
             self.flush()
 
     def flush(self):
+        """Submit what is recorded and wait. Status fields written since the last sync (e.g. the
+        loop-limit flag) are read back with it; their checks run last and may raise."""
+        checks = [c for c in self.status_checks if c[0].state == 'device'] \
+            if self.batch.pending else ()
+        for st, _ in checks:
+            self.download(st)
         if self.batch.pending:
             self.batch.submit()
         self.written.clear()
         self.read.clear()
         self.staged.clear()
+        for st, check in checks:
+            st.state = 'synced'
+            check()
 
     def close(self):
+        self.status_checks = []  # nobody is left to report to
         try:
             self.flush()
         finally:
