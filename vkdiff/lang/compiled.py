@@ -44,6 +44,10 @@ class CompiledTask:
             # a reduction: its partials have room for this many workgroups at most
             self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
         self.per_thread, self.min_groups = _cpu_geometry(rt)
+        self.fixed = None  # the geometry of a trip count known at compile time
+        if self.total is not None and all(x.op != 'gload' and x.op != 'arg'
+                                          for x in ir.dependencies([self.total])):
+            self.fixed = self.groups(())
 
     def groups(self, args):
         """Workgroups for this launch, from the trip count when the host knows it (constants,
@@ -51,7 +55,9 @@ class CompiledTask:
         a CPU driver (any trip count runs correctly, all cores busy), the largest on a GPU."""
         if self.total is None:
             return 1
-        n = _host_eval(self.total, args)
+        if self.fixed is not None:
+            return self.fixed
+        n = _host_eval(self.total, args, True)
         if n is None:
             return min(self.min_groups, self.max_groups) if self.per_thread > 1 else self.max_groups
         groups = -(-n // LOCAL_SIZE)
@@ -106,7 +112,7 @@ _HOST_OPS = {'add': lambda a, b: a + b, 'sub': lambda a, b: a - b, 'mul': lambda
              'cast': lambda a: int(a)}
 
 
-def _host_eval(s, args):
+def _host_eval(s, args, loads=False):
     """The value of the integer expression s (a loop's trip count) on the host at launch, or
     None where it needs the device: constants, kernel arguments, pure integer arithmetic, and
     loads from fields whose host copy is current (`n = num_particles[None]` set from Python)."""
@@ -116,11 +122,11 @@ def _host_eval(s, args):
     if op == 'arg':
         return int(args[s.attrs['index']])
     if op == 'gload':
-        return _host_load(s, args)
+        return _host_load(s, args) if loads else None
     f = _HOST_OPS.get(op)
     if f is None:
         return None
-    vals = [_host_eval(a, args) for a in s.args]
+    vals = [_host_eval(a, args, loads) for a in s.args]
     if any(v is None for v in vals):
         return None
     return f(*vals)
@@ -133,7 +139,7 @@ def _host_load(s, args):
         return None  # the device copy is newer (or the field is a kernel's own temporary)
     flat = 0
     for ix, n in zip(s.args, field.shape):
-        k = _host_eval(ix, args)
+        k = _host_eval(ix, args, True)
         if k is None or not 0 <= k < n:
             return None
         flat = flat * n + k
