@@ -150,3 +150,64 @@ def test_while_loop_past_the_limit_is_an_error_not_a_truncated_result():
     # the status is cleared: the next launch works again
     count(7)
     assert s[None] == 7
+
+
+# ---------------------------------------------------------------- item 8: driver inaccuracy
+def _unary_f32(fn, xs):
+    n = len(xs)
+    a, out = ti.field(ti.f32, shape=n), ti.field(ti.f32, shape=n)
+    a.from_numpy(np.asarray(xs, np.float32))
+
+    @ti.kernel
+    def k():
+        for i in a:
+            out[i] = fn(a[i])
+
+    k()
+    return out.to_numpy()
+
+
+def test_f32_atan2_of_zeros_matches_numpy():
+    ys = np.array([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.0, 3.0], np.float32)
+    xs = np.array([0.0, 0.0, -0.0, -0.0, 0.0, 0.0, 2.0, -4.0], np.float32)
+    a, b, out = (ti.field(ti.f32, shape=len(ys)) for _ in range(3))
+    a.from_numpy(ys)
+    b.from_numpy(xs)
+
+    @ti.kernel
+    def k():
+        for i in a:
+            out[i] = ti.atan2(a[i], b[i])
+
+    k()
+    got, want = out.to_numpy(), np.arctan2(ys, xs)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)   # README: atan2 within 1e-6
+    assert (np.signbit(got) == np.signbit(want)).all()
+
+
+def test_f32_tanh_small_arguments_relative_accuracy():
+    xs = np.concatenate([np.logspace(-30, 0.5, 400), -np.logspace(-30, 0.5, 400), [0.0]])
+    got = _unary_f32(ti.tanh, xs).astype(np.float64)
+    want = np.tanh(xs.astype(np.float32).astype(np.float64))
+    rel = np.abs(got - want) / np.maximum(np.abs(want), 1e-38)
+    assert rel.max() < 4e-7   # README: f32 tanh within 4e-7 relative
+
+
+def test_unrolled_loop_copies_do_not_share_vector_loads():
+    v = ti.Vector.field(2, ti.f32, shape=8)
+    out = ti.field(ti.f32, shape=2)
+    v.from_numpy(np.arange(16, dtype=np.float32).reshape(8, 2))
+
+    @ti.kernel
+    def k(n: ti.i32):
+        for i in range(2):
+            acc = 0.0
+            for j in range(n):   # a run-time trip count: unrolled on lavapipe
+                acc += v[j % 8][0] * (j + 1) + v[j % 8][1]
+            out[i] = acc
+
+    k(40)
+    j = np.arange(40)
+    vv = v.to_numpy()
+    want = float(np.sum(vv[j % 8, 0] * (j + 1) + vv[j % 8, 1]))
+    assert out.to_numpy().tolist() == [want, want]

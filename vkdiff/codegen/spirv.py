@@ -254,9 +254,11 @@ class TaskCodegen:
         m = self.m
         header, cont, merge = self.open_loop()
         self.loops.append((merge, cont))
-        for _ in range(s.attrs.get('unroll', 1)):
+        for copy in range(s.attrs.get('unroll', 1)):
             if self.terminated:
                 break  # the body always ends in break/continue: later copies are dead
+            if copy:
+                self.vec_loads = {}  # keyed by IR block: a copy must not reuse the last one's
             if ivar is not None:
                 i = self.op('OpLoad', self.t(T.i32), ivar)
                 c = cond_fn(i)
@@ -404,6 +406,9 @@ class TaskCodegen:
             c = self.glsl('Sqrt', dt, self.op('OpFMul', t, self.op('OpFSub', t, one, x),
                                               self.op('OpFAdd', t, one, x)))
             return self.glsl('Atan2', dt, x, c) if op == 'asin' else self.glsl('Atan2', dt, c, x)
+        if op == 'tanh' and dt is T.f32:
+            from . import f32fix
+            return f32fix.tanh(self, x)
         return self.glsl(_GLSL[op], dt, x)
 
     def gen_binary(self, s):
@@ -454,6 +459,9 @@ class TaskCodegen:
         if op in ('pow', 'atan2'):
             if dt.bits == 64:
                 raise self.fail(s, f'internal: f64 {op} must be lowered before codegen')
+            if op == 'atan2':
+                from . import f32fix
+                return f32fix.atan2(self, a, b)
             return self.glsl(_GLSL[op], dt, a, b)
         if op in ('band', 'bor', 'bxor'):
             if dt.is_bool:

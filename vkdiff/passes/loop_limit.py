@@ -22,7 +22,7 @@ TARGET = 40000          # estimated back-edges per invocation we aim to stay und
 CODE_BUDGET = 3000      # IR statements of loop bodies after unrolling, per task
 MAX_UNROLL = 64
 UNKNOWN_TRIPS = 1 << 20  # a run-time trip count is assumed long (and guarded anyway)
-MAX_UNROLL_UNKNOWN = 16
+MAX_UNROLL_UNKNOWN = 8
 
 # loop codes -> source locations, for the error message (code 0 means "no error")
 LOCATIONS = [None]
