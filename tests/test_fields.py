@@ -188,8 +188,11 @@ def test_from_numpy_checks():
     np.testing.assert_array_equal(x.to_numpy(), np.ones((2, 3)))
     n = ti.field(ti.i32, shape=3)
     n.from_numpy(np.array([1, 2, 3]))
+    n.from_numpy(np.array([0.5, 1.5, -2.5]))  # float data truncates toward zero, as in Taichi
+    np.testing.assert_array_equal(n.to_numpy(), [0, 1, -2])
+    n.from_numpy(np.array([1, 2, 3]))
     with pytest.raises(ValueError):
-        n.from_numpy(np.array([0.5, 1.5, 2.5]))
+        n.from_numpy(np.array([0.5, np.nan, 2.5]))  # no i32 value
     np.testing.assert_array_equal(n.to_numpy(), [1, 2, 3])
     v = ti.Vector.field(2, ti.f32, shape=3)
     with pytest.raises(ValueError):

@@ -68,7 +68,13 @@ class Matrix(Arithmetic):
             if len(key) == 1:
                 key = key[0]
             else:
+                if len(key) != 2 or self.ndim != 2:
+                    raise error(f'a {"vector" if self.ndim == 1 else "matrix"} takes '
+                                f'{self.ndim} indices, got {len(key)}')
                 i, j = (int(_static_index(k)) for k in key)
+                i, j = i + self.n if i < 0 else i, j + self.m if j < 0 else j
+                if not (0 <= i < self.n and 0 <= j < self.m):
+                    raise IndexError(f'index {key} out of range for a {self.n}x{self.m} matrix')
                 return i * self.m + j
         i = int(_static_index(key))
         if self.ndim == 2 and self.m > 1:
@@ -105,7 +111,7 @@ class Matrix(Arithmetic):
             return self.entries[i]
 
         def set_(self, v):
-            self.entries[i] = v
+            self[i] = v  # through __setitem__: a field element's entries write through
         return property(get, set_)
 
     x, y, z, w = _swizzle(0), _swizzle(1), _swizzle(2), _swizzle(3)
@@ -137,7 +143,12 @@ class Matrix(Arithmetic):
         return np.array(self.to_list(), dtype=dtype)
 
     def __repr__(self):
-        return f'{type(self).__name__}({self.to_list()})'
+        """As Taichi prints a Python-scope matrix: numpy's text (`[1. 2. 3.]`); one holding
+        kernel values shows them."""
+        entries = self.entries
+        if any(not ops.is_number(e) for e in entries):
+            return f'{"Vector" if self.ndim == 1 else "Matrix"}({self.to_list()})'
+        return str(np.array(self.to_list()))
 
     # ------------------------------------------------------------ arithmetic: from Arithmetic
     def __neg__(self):
