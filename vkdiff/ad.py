@@ -30,12 +30,18 @@ class Tape:
             from .autodiff.tape_validation import ReadLog
             self._reads = ReadLog()
         if loss is not None:
+            from .errors import AutodiffArgumentError, VkdiffTypeError
+            from .lang.field import Field
+            if not isinstance(loss, Field):
+                raise VkdiffTypeError(f'Tape(loss=...) needs a 0-D float field with '
+                                      f'needs_grad=True, got {type(loss).__name__} {loss!r}')
             if loss.shape != ():
-                raise AutodiffError(f'Tape(loss=...) needs a 0-D field; {loss.name} has shape '
-                                    f'{loss.shape} (use kernel.grad() for other outputs)')
+                raise AutodiffArgumentError(f'Tape(loss=...) needs a 0-D field; {loss.name} has '
+                                            f'shape {loss.shape} (use kernel.grad() for other '
+                                            'outputs)')
             if loss.grad is None:
-                raise AutodiffError(f'the loss {loss.name} has no gradient: declare it with '
-                                    'needs_grad=True')
+                raise AutodiffArgumentError(f'the loss {loss.name} has no gradient: declare it '
+                                            'with needs_grad=True')
 
     def __enter__(self):
         if state.tape is not None:

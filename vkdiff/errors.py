@@ -17,6 +17,10 @@ class TaichiRuntimeError(VkdiffError, RuntimeError):
     """Taichi's name: a program cannot be executed (a RuntimeError)."""
 
 
+class AutodiffArgumentError(AutodiffError, ValueError):
+    """A Tape / gradient call given a loss it cannot differentiate (not 0-D, no gradient)."""
+
+
 class RuntimeError_(TaichiRuntimeError):
     """The Vulkan runtime failed (no device, device lost, missing tools)."""
 
@@ -60,6 +64,10 @@ class KernelArgumentCountError(TaichiSyntaxError, TypeError):
 
 class VkdiffTypeError(VkdiffError, TypeError):
     """A Python-scope value, dtype or shape of the wrong type."""
+
+
+class DataTypeError(VkdiffTypeError, ValueError):
+    """Something that is no vkdiff dtype (`ti.field('i8')`, `ti.field(None)`; Taichi: ValueError)."""
 
 
 class VkdiffValueError(VkdiffError, ValueError):

@@ -85,7 +85,7 @@ class Field:
         shape = self.shape
         if type(key) is int and len(shape) == 1 and 0 <= key < shape[0]:
             return (key,)
-        if key is None or key == ():
+        if key is None:
             key = ()
         elif isinstance(key, list):
             key = tuple(key)
@@ -120,8 +120,8 @@ class Field:
     def __setitem__(self, key, value):
         idx = self._index(key)
         t = type(value)
-        if not self.elem_shape and (t is float and self.dtype.is_float or t is int and (
-                self.dtype.is_float or -2**31 <= value < 2**31 and self.dtype.kind == 'i')):
+        if not self.elem_shape and (t is float and self.dtype.is_float or t is int and
+                                    -2**31 <= value < 2**31 and self.dtype.kind in 'fi'):
             v = value  # the common cases, checked at once
         else:
             v = convert.element(value, self.dtype, self.elem_shape, f'{self.name}[...]')
@@ -141,10 +141,18 @@ class Field:
         `shape + (n, 1)`) into the field. The whole input is converted and checked first: a
         failed from_numpy leaves the field as it was. Float data into an integer field
         truncates toward zero, as in Taichi."""
+        self.storage.for_host_overwrite()[...] = self._numpy_input(arr)
+
+    def _numpy_input(self, arr):
+        """`arr` converted for from_numpy (checked, not written)."""
         want = self.shape + self.elem_shape
         shape = getattr(arr, 'shape', None)
-        if shape is None:
-            shape = np.shape(arr) if isinstance(arr, (list, tuple)) else None
+        if shape is None and isinstance(arr, (list, tuple)):
+            try:
+                shape = np.shape(arr)
+            except ValueError as e:
+                raise VkdiffValueError(f'from_numpy: the input is not a regular array ({e})') \
+                    from None
         if shape is not None and tuple(shape) != want and not (
                 len(self.elem_shape) == 1 and tuple(shape) == want + (1,)):
             raise VkdiffValueError(f'from_numpy: field {self.name} has shape {want}, got '
@@ -155,13 +163,18 @@ class Field:
                 raise VkdiffValueError(f'from_numpy: field {self.name} has shape {want}, got '
                                        f'{a.shape}')
             a = a.reshape(want)
-        self.storage.for_host_overwrite()[...] = a
+        return a
 
     def fill(self, value):
         """Set every element (every component of a vector/matrix field) to `value`; a float
         into an integer field truncates, as in Taichi. Checked before anything is written."""
-        v = convert.element(value, self.dtype, self.elem_shape, f'fill of field {self.name}',
-                            truncate=True)
+        self._fill_converted(self._fill_input(value))
+
+    def _fill_input(self, value):
+        return convert.element(value, self.dtype, self.elem_shape, f'fill of field {self.name}',
+                               truncate=True)
+
+    def _fill_converted(self, v):
         if not self.elem_shape or (v == v.flat[0]).all():
             # on the device: no host round trip, so a Tape inside a time loop never syncs
             from .builtin_kernels import fill

@@ -4,6 +4,7 @@ only ever see scalars); in Python scope they are numbers."""
 import numpy as np
 
 from ..frontend import ops
+from ..errors import VkdiffIndexError
 from ..frontend.context import Arithmetic, error
 
 
@@ -69,12 +70,13 @@ class Matrix(Arithmetic):
                 key = key[0]
             else:
                 if len(key) != 2 or self.ndim != 2:
+                    from ..errors import TaichiIndexError
                     raise error(f'a {"vector" if self.ndim == 1 else "matrix"} takes '
-                                f'{self.ndim} indices, got {len(key)}')
+                                f'{self.ndim} indices, got {len(key)}', TaichiIndexError)
                 i, j = (int(_static_index(k)) for k in key)
                 i, j = i + self.n if i < 0 else i, j + self.m if j < 0 else j
                 if not (0 <= i < self.n and 0 <= j < self.m):
-                    raise IndexError(f'index {key} out of range for a {self.n}x{self.m} matrix')
+                    raise VkdiffIndexError(f'index {key} out of range for a {self.n}x{self.m} matrix')
                 return i * self.m + j
         i = int(_static_index(key))
         if self.ndim == 2 and self.m > 1:
@@ -82,7 +84,7 @@ class Matrix(Arithmetic):
         if i < 0:
             i += self.n
         if not 0 <= i < self.n:
-            raise IndexError(f'index {i} out of range for a {self.n}-vector')
+            raise VkdiffIndexError(f'index {i} out of range for a {self.n}-vector')
         return i
 
     def __getitem__(self, key):
@@ -306,8 +308,9 @@ def dynamic_flat_index(key, n, m, ndim):
 def _static_index(k):
     if isinstance(k, (int, np.integer)):
         return k
+    from ..errors import TaichiTypeError
     raise error('a local vector or matrix can only be indexed with compile-time integers '
-                '(use ti.static(range(n)) to loop over components)')
+                '(use ti.static(range(n)) to loop over components)', TaichiTypeError)
 
 
 def _entries(other, like):

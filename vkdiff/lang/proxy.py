@@ -5,6 +5,7 @@ field's host mirror (cheap: it is downloaded once per launch that wrote it), wri
 writes the field. So `v[None][0] -= 0.5`, `m[i][r, c] = 5.0`, `v[i].z = 1.0`, `m[i].fill(0)`
 change the field, as Taichi's host accessors do. Arithmetic, printing and numpy conversion see
 an ordinary Vector/Matrix holding the current values."""
+from ..errors import VkdiffIndexError
 from . import convert
 from .matrix import Matrix, Vector, _is_runtime
 
@@ -38,7 +39,7 @@ class _Element:
         if self.ndim == 2 and not isinstance(key, tuple) and not _is_runtime(key):
             i = int(key)
             if not -self.n <= i < self.n:
-                raise IndexError(f'row {i} out of range for a {self.n}x{self.m} matrix')
+                raise VkdiffIndexError(f'row {i} out of range for a {self.n}x{self.m} matrix')
             return _ElementVector.__new__(_ElementVector)._bind(self._field, self._idx, i % self.n)
         return Matrix.__getitem__(self, key)
 
