@@ -192,7 +192,7 @@ def isinf(x):
 
 
 def clamp(x, lo, hi):
-    return min(max(x, lo), hi)
+    return min(hi, max(lo, x))  # Taichi's operand order (matters for NaN)
 
 
 def sync():
