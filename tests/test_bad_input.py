@@ -168,6 +168,9 @@ CASES = [
     ('from_numpy vec extra', lambda w: w.v.from_numpy(np.zeros((3, 3, 2))), ValueError),
     ('from_numpy mat shape', lambda w: w.m.from_numpy(np.zeros((2, 4))), ValueError),
     ('from_numpy 0-D shape', lambda w: w.z.from_numpy(np.zeros(1)), ValueError),
+    ('copy_from an array', lambda w: w.f.copy_from(np.zeros(4)), TypeError),
+    ('copy_from other shape', lambda w: w.f.copy_from(ti.field(ti.f32, shape=5)),
+     ValueError),
     # ---- struct fields
     ('struct from_numpy 2nd member bad',
      lambda w: w.s.from_numpy({'pos': np.zeros((3, 2)), 'mass': np.array([1, 2, None])}),

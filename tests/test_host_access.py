@@ -159,3 +159,10 @@ def test_python_scope_iteration_over_field_is_a_clear_error():
     with pytest.raises(NotImplementedError, match='Struct for is only available in Taichi scope'):
         for _ in x:
             pass
+
+
+def test_numpy_scalar_and_vector_give_a_vector():
+    v = ti.Vector([1.0, 2.0])
+    for r in (np.cos(0) + v, v + np.cos(0), np.float32(2) * v, np.float64(2.0) / v):
+        assert isinstance(r, ti.Vector)
+    assert (np.float64(2.0) / v).to_list() == [2.0, 1.0]

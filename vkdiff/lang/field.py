@@ -183,6 +183,9 @@ class Field:
         self.storage.for_host_overwrite()[...] = v
 
     def copy_from(self, other):
+        if not isinstance(other, Field):
+            raise VkdiffTypeError(f'copy_from: field {self.name} copies from another field, got '
+                                  f'{type(other).__name__} (use from_numpy for arrays)')
         self.from_numpy(other.to_numpy())
 
     def __repr__(self):

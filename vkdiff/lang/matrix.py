@@ -11,6 +11,8 @@ from ..frontend.context import Arithmetic, error
 class Matrix(Arithmetic):
     """An n x m matrix; a Vector is a matrix with `ndim == 1` (n entries)."""
 
+    __array_priority__ = 1000  # numpy scalars defer to our operators: np.cos(0) + v is a Vector
+
     def __init__(self, arr, dt=None, ndim=None):
         if isinstance(arr, Matrix):
             arr = arr.to_list()
