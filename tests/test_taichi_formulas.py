@@ -177,3 +177,22 @@ def test_select_with_vector_condition_both_scopes():
     assert out[None].to_list() == [-1.0, 2.0, 3.0]
     k(1, 0)
     assert out[None].to_list() == [1.0, -1.0, 3.0]
+
+
+def test_static_index_errors_in_kernels_are_located_index_errors():
+    @ti.kernel
+    def two_indices():
+        vec = ti.Vector([1, 2, 3, 4])
+        print(vec[0, 0])
+
+    @ti.kernel
+    def out_of_range():
+        vec = ti.Vector([1, 2, 3, 4])
+        print(vec[5])
+
+    with pytest.raises(ti.TaichiIndexError, match='Expected 1 indices, got 2') as e:
+        two_indices()
+    assert 'print(vec[0, 0])' in str(e.value) and isinstance(e.value, IndexError)
+    with pytest.raises(ti.TaichiIndexError, match='out of range') as e:
+        out_of_range()
+    assert 'print(vec[5])' in str(e.value)

@@ -73,12 +73,12 @@ class Matrix(Arithmetic):
             else:
                 if len(key) != 2 or self.ndim != 2:
                     from ..errors import TaichiIndexError
-                    raise error(f'a {"vector" if self.ndim == 1 else "matrix"} takes '
-                                f'{self.ndim} indices, got {len(key)}', TaichiIndexError)
+                    raise error(f'Expected {self.ndim} indices, got {len(key)} (indexing a '
+                                f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
                 i, j = (int(_static_index(k)) for k in key)
                 i, j = i + self.n if i < 0 else i, j + self.m if j < 0 else j
                 if not (0 <= i < self.n and 0 <= j < self.m):
-                    raise VkdiffIndexError(f'index {key} out of range for a {self.n}x{self.m} matrix')
+                    raise _index_error(f'index {key} out of range for a {self.n}x{self.m} matrix')
                 return i * self.m + j
         i = int(_static_index(key))
         if self.ndim == 2 and self.m > 1:
@@ -86,7 +86,7 @@ class Matrix(Arithmetic):
         if i < 0:
             i += self.n
         if not 0 <= i < self.n:
-            raise VkdiffIndexError(f'index {i} out of range for a {self.n}-vector')
+            raise _index_error(f'index {i} out of range for a {self.n}-vector')
         return i
 
     def __getitem__(self, key):
@@ -344,6 +344,13 @@ def dynamic_flat_index(key, n, m, ndim):
     if len(keys) != 1:
         raise error('a vector takes one index')
     return keys[0]
+
+
+def _index_error(message):
+    """In a kernel a located TaichiIndexError (a CompileError); in Python scope an IndexError."""
+    from ..errors import TaichiIndexError
+    from ..frontend.context import current
+    return error(message, TaichiIndexError) if current() is not None else VkdiffIndexError(message)
 
 
 def _static_index(k):
