@@ -94,6 +94,11 @@ class UnsupportedError(TaichiRuntimeError, NotImplementedError):
     """A Taichi feature vkdiff does not have (sparse SNodes: pointer, bitmasked, dynamic)."""
 
 
+class OutOfMemoryError(VkdiffError, MemoryError):
+    """A field's device memory cannot be allocated (the driver refused it, or the heap's budget
+    would be exceeded); the fields allocated before are intact."""
+
+
 class SourceLocation:
     """Where a statement came from in the user's code."""
 
