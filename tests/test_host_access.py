@@ -33,6 +33,14 @@ def test_matrix_element_writes_through():
     np.testing.assert_array_equal(m.to_numpy(), want)
 
 
+def test_column_matrix_element_takes_one_index():
+    m = ti.Matrix.field(3, 1, ti.f32, shape=2)
+    m[0][1] = 5.0
+    m[1][2, 0] = 7.0
+    assert m[0][1] == 5.0 and m[1].to_list() == [[0.0], [0.0], [7.0]]
+    np.testing.assert_array_equal(m.to_numpy().reshape(2, 3), [[0, 5, 0], [0, 0, 7]])
+
+
 def test_element_reads_follow_kernels():
     """The element reads the field each time: a kernel's later writes show through."""
     v = ti.Vector.field(2, ti.f32, shape=2)

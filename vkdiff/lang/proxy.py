@@ -36,7 +36,7 @@ class _Element:
         f.storage.for_host_write()[self._where()] = a
 
     def __getitem__(self, key):
-        if self.ndim == 2 and not isinstance(key, tuple) and not _is_runtime(key):
+        if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple) and not _is_runtime(key):
             i = int(key)
             if not -self.n <= i < self.n:
                 raise VkdiffIndexError(f'row {i} out of range for a {self.n}x{self.m} matrix')
@@ -47,7 +47,7 @@ class _Element:
         f = self._field
         if _is_runtime(key):
             raise TypeError('a field element is indexed with Python integers in Python scope')
-        if self.ndim == 2 and not isinstance(key, tuple):
+        if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
             self[key].entries = value.to_list() if isinstance(value, Matrix) else value
             return
         flat = self._flat(key)
