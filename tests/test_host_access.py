@@ -174,3 +174,16 @@ def test_numpy_scalar_and_vector_give_a_vector():
     for r in (np.cos(0) + v, v + np.cos(0), np.float32(2) * v, np.float64(2.0) / v):
         assert isinstance(r, ti.Vector)
     assert (np.float64(2.0) / v).to_list() == [2.0, 1.0]
+
+
+def test_python_scope_comparison_is_element_wise():
+    """As Taichi: `(x[i] == val).all()` (Taichi's test_fill), `all(v == [2.0, 3.0])`."""
+    x = ti.Vector.field(2, ti.f32, shape=3)
+    x.fill(ti.Vector([2.0, 3.0]))
+    assert (x[1] == ti.Vector([2.0, 3.0])).all() and all(x[2] == [2.0, 3.0])
+    assert (x[0] != [2.0, 4.0]).to_list() == [False, True]
+    assert not (x[0] == 2.0).all() and (x[0] == 2.0).any()
+    m = ti.Matrix([[1, 2], [3, 4]])
+    assert (m == ((1, 2), (3, 5))).to_list() == [[True, True], [True, False]]
+    assert (m == None) is False and m != 'a'  # noqa: E711 (other types: identity, as Python)
+    assert len({m, ti.Matrix([[1, 2], [3, 4]])}) == 2  # still hashable, by identity

@@ -155,6 +155,28 @@ class Matrix(Arithmetic):
         return str(np.array(self.to_list()))
 
     # ------------------------------------------------------------ arithmetic: from Arithmetic
+    def _compare(self, op, other):
+        """`==` / `!=` entry by entry, as Taichi (a matrix of bools in Python scope)."""
+        if isinstance(other, (list, tuple, np.ndarray)):
+            try:
+                other = Matrix(other, ndim=self.ndim)
+            except (TypeError, ValueError, IndexError):
+                return NotImplemented
+        elif not (isinstance(other, Matrix) or ops.is_number(other) or
+                  type(other).__name__ == 'Value'):
+            return NotImplemented
+        if isinstance(other, Matrix) and other.get_shape() != self.get_shape():
+            return NotImplemented
+        return ops.binary(op, self, other)
+
+    def __eq__(self, other):
+        return self._compare('eq', other)
+
+    def __ne__(self, other):
+        return self._compare('ne', other)
+
+    __hash__ = object.__hash__
+
     def __neg__(self):
         return self._map(lambda e: ops.unary('neg', e))
 
