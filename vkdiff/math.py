@@ -158,3 +158,5 @@ def cmul(a, b):
 
 def rotation2d(ang):
     return _Matrix([[cos(ang), -sin(ang)], [sin(ang), cos(ang)]])
+
+from .mathext import *  # noqa: F401,F403  the rest of Taichi's ti.math (vkdiff/mathext.py)

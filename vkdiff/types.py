@@ -37,6 +37,7 @@ i64 = DataType('i64', 'i', 64, 'int64')
 u64 = DataType('u64', 'u', 64, 'uint64')
 u1 = DataType('u1', 'b', 1, 'bool')
 float32, float64, int32, uint32, int64, uint64 = f32, f64, i32, u32, i64, u64
+uint1 = u1
 
 ALL = {t.name: t for t in (f32, f64, i32, u32, i64, u64, u1)}
 
@@ -133,6 +134,30 @@ def struct(**members):
     values, `.field(shape=n)` for a struct field (one field per member)."""
     from .lang.struct import struct as _struct
     return _struct(**members)
+
+
+def is_signed(dt):
+    """`ti.types.is_signed(dt)`: whether an integer type is signed (Taichi asserts on others)."""
+    dt = resolve(dt)
+    if not dt.is_int:
+        raise TypeError(f'is_signed takes an integer type, got {dt}')
+    return dt.is_signed
+
+
+def is_integral(dt):
+    """`ti.types.is_integral(dt)`: an integer type (u1 included)."""
+    dt = dt if dt is u1 else resolve(dt)
+    return dt.is_int or dt.is_bool
+
+
+def is_real(dt):
+    """`ti.types.is_real(dt)`: a floating-point type."""
+    return resolve(dt).is_float
+
+
+def is_tensor(t):
+    """`ti.types.is_tensor(t)`: a vector or matrix type."""
+    return is_tensor_type(t)
 
 
 def is_tensor_type(t):

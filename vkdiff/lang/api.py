@@ -98,6 +98,7 @@ def _atomic(fn):
 atomic_add, atomic_sub = _atomic('add'), _atomic('sub')
 atomic_min, atomic_max = _atomic('min'), _atomic('max')
 atomic_and, atomic_or, atomic_xor = _atomic('band'), _atomic('bor'), _atomic('bxor')
+atomic_mul = _atomic('mul')
 
 
 def _unary(name):

@@ -18,12 +18,38 @@ class Field:
         self.name = name or f'field{len(state.fields)}'
         if self._shape is not None:
             self._check_size()
-        self.grad = None
-        self.dual = None
+        self._grad = None
+        self._dual = None
         self.is_grad_of = None
         self._storage = None
         self._generation = state.generation
         state.fields.append(self)
+
+    # ---------------------------------------------------------------- gradients
+    @property
+    def grad(self):
+        """The adjoint field (None if there is none). As in Taichi, a float field declared without
+        a shape and without needs_grad gets one when `x.grad` is named before it is placed, so
+        `ti.root.dense(ti.i, n).place(x, x.grad)` places both."""
+        return self._grad if self._grad is not None else self._unplaced('grad')
+
+    @grad.setter
+    def grad(self, g):
+        self._grad = g
+
+    @property
+    def dual(self):
+        """The tangent field of forward mode (see `grad`)."""
+        return self._dual if self._dual is not None else self._unplaced('dual')
+
+    @dual.setter
+    def dual(self, g):
+        self._dual = g
+
+    def _unplaced(self, kind):
+        if self._shape is None and self.is_grad_of is None and self.dtype.is_float:
+            return self._add_grad(kind)
+        return None
 
     # ---------------------------------------------------------------- layout
     @property
@@ -55,13 +81,14 @@ class Field:
 
     def _place(self, shape):
         if self._shape is not None:
+            if self.is_grad_of is not None and self._shape == _norm_shape(shape):
+                return  # `place(x, x.grad)`: placing x placed its gradient already
             raise VkdiffError(f'field {self.name} is already placed')
         self._shape = _norm_shape(shape)
         self._check_size()
-        if self.grad is not None and self.grad._shape is None:
-            self.grad._place(shape)
-        if self.dual is not None and self.dual._shape is None:
-            self.dual._place(shape)
+        for g in (self._grad, self._dual):
+            if g is not None and g._shape is None:
+                g._place(shape)
 
     def _add_grad(self, kind='grad'):
         g = Field(self.dtype, self._shape, self.elem_shape, name=f'{self.name}.{kind}')

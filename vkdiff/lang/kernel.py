@@ -39,10 +39,14 @@ class KernelIR:
         from .field import Field
         if self.ret_type is None:
             raise error('this kernel has no return type annotation (-> ti.f32 etc.)')
+        value = ops.cast(value, self.ret_type)
+        if self.ret_type is T.u1:  # returned as 0 / 1, as Taichi does
+            value = ops.cast(value, T.i32)
         if self.ret_field is None:
-            self.ret_field = Field(self.ret_type, (), name=f'{self.name}.return')
+            self.ret_field = Field(T.i32 if self.ret_type is T.u1 else self.ret_type, (),
+                                   name=f'{self.name}.return')
         from ..frontend.lvalues import FieldElem
-        FieldElem(self.ret_field, []).store(ops.cast(value, self.ret_type))
+        FieldElem(self.ret_field, []).store(value)
 
 
 def _at_def(fn, message):
@@ -79,6 +83,8 @@ def _annotation_kind(ann, value):
     if T.is_tensor_type(ann):
         raise CompileError(f'{ann!r} kernel arguments are not supported; pass scalars (or put the '
                            'vector in a field)')
+    if ann is T.u1:
+        return T.i32  # a ti.u1 argument is passed as 0 / 1
     try:
         return T.resolve(ann)
     except TypeError:

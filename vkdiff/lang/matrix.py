@@ -54,6 +54,22 @@ class Matrix(Arithmetic):
         return Matrix([[ops.cast(int(i == j), dt) for j in range(n)] for i in range(n)])
 
     @staticmethod
+    def diag(dim, val):
+        """The dim x dim diagonal matrix with `val` on the diagonal."""
+        return Matrix([[val if i == j else ops.binary('mul', val, 0) for j in range(dim)]
+                       for i in range(dim)])
+
+    @staticmethod
+    def rows(rows):
+        """The matrix whose rows are the given vectors (or lists)."""
+        return Matrix([list(r.entries if isinstance(r, Matrix) else r) for r in rows])
+
+    @staticmethod
+    def cols(cols):
+        """The matrix whose columns are the given vectors (or lists)."""
+        return Matrix.rows(cols).transpose()
+
+    @staticmethod
     def unit(n, i, dt=float):
         return Vector([ops.cast(int(k == i), dt) for k in range(n)])
 
