@@ -239,3 +239,65 @@ def test_type_predicates_and_u1_arguments():
         return not x
 
     assert neg(True) == 0 and neg(0) == 1
+
+
+def test_integer_power_with_run_time_exponent_matches_taichi():
+    @ti.kernel
+    def p32(a: ti.i32, b: ti.i32) -> ti.i32:
+        return a ** b
+
+    @ti.kernel
+    def p64(a: ti.i64, b: ti.i32) -> ti.i64:
+        return a ** b
+
+    # values from Taichi 1.7.4 (x64): wraps like repeated multiplication; b < 0 uses |b|
+    cases = [(2, 10, 1024, 1024), (-3, 3, -27, -27), (7, 0, 1, 1), (0, 0, 1, 1),
+             (2, 31, -2147483648, 2147483648), (3, 40, 689956897, -6289078614652622815),
+             (5, -2, 25, 25)]
+    for a, b, want32, want64 in cases:
+        assert (p32(a, b), p64(a, b)) == (want32, want64), (a, b)
+
+
+def test_kernels_return_vectors_and_matrices():
+    @ti.kernel
+    def v(x: ti.i32) -> ti.types.vector(4, ti.i32):
+        return ti.Vector([x, x * 2, 0, -x])
+
+    @ti.kernel
+    def m(s: ti.f32) -> ti.types.matrix(2, 3, ti.f32):
+        return ti.Matrix([[1, 2, 3], [4, 5, 6]]) * s
+
+    assert v(7).to_list() == [7, 14, 0, -7]
+    assert m(0.5).to_list() == [[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]]
+
+
+def test_field_offsets_in_kernels_and_python_scope():
+    e = ti.field(ti.i32, shape=(4, 3), offset=(4, -4))
+    v = ti.Vector.field(2, ti.f32, shape=5, offset=-2)
+    a = ti.field(ti.i32)
+    ti.root.dense(ti.ij, 2).place(a, offset=(100, -7))
+
+    @ti.kernel
+    def k():
+        for i, j in e:
+            e[i, j] = i * 10 + j
+        for I in ti.grouped(v):
+            v[I] = ti.Vector([I[0], 2 * I[0]])
+        for i, j in a:
+            a[i, j] = i + j
+        e[7, -2] += 1000  # constant indices count from the offset too
+
+    k()
+    want = np.array([[i * 10 + j for j in range(-4, -1)] for i in range(4, 8)])
+    want[3, 2] += 1000
+    np.testing.assert_array_equal(e.to_numpy(), want)
+    assert e[4, -4] == 36 and e[7, -2] == 1068
+    np.testing.assert_array_equal(v.to_numpy()[:, 0], [-2, -1, 0, 1, 2])
+    assert a.to_numpy().tolist() == [[93, 94], [94, 95]] and a[101, -6] == 95
+    assert list(ti.grouped(v)) == [(-2,), (-1,), (0,), (1,), (2,)]
+    with pytest.raises(IndexError):
+        e[0, 0]  # below the offset
+    with pytest.raises(ti.VkdiffError, match='dimensionality'):
+        ti.field(ti.f32, shape=3, offset=(1, 2))
+    with pytest.raises(ti.VkdiffError, match='shape cannot be None'):
+        ti.field(ti.f32, offset=(1, 2))

@@ -295,14 +295,17 @@ class FunctionBuilder:
             raise error(f'field {field.name} has {len(field.shape)} indices, got {len(flat)}'
                         + (' (use x[None] for a 0-D field)' if not field.shape else ''))
         out = []
-        for k, n in zip(flat, field.shape):
+        offset = getattr(field, 'offset', None) or (0,) * len(flat)
+        for k, n, o in zip(flat, field.shape, offset):  # IR indices count from 0 (`offset=`)
             if ops.is_number(k):
-                k = int(k)
+                k = int(k) - o
                 if not 0 <= k < n:
-                    raise error(f'index {k} out of range for axis of size {n} in field {field.name}')
+                    raise error(f'index {k + o} out of range [{o}, {o + n}) in field {field.name}')
             elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
                 what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)
                 raise error(f'field index must be an integer, got {what}')
+            elif o:
+                k = ops.binary('sub', k, o)
             out.append(ops.as_value(k, T.i32).stmt)
         return out
 

@@ -29,7 +29,8 @@ def grouped(x):
         from .field import Field
         import itertools
         if isinstance(x, Field):
-            return itertools.product(*[range(n) for n in x.shape])
+            off = x.offset or (0,) * len(x.shape)
+            return itertools.product(*[range(o, o + n) for n, o in zip(x.shape, off)])
         return iter(x)
     return Grouped(x)
 

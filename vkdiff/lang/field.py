@@ -20,6 +20,7 @@ class Field:
             self._check_size()
         self._grad = None
         self._dual = None
+        self.offset = None  # per-axis index of the first element (`offset=`), None for zeros
         self.is_grad_of = None
         self._storage = None
         self._generation = state.generation
@@ -93,6 +94,7 @@ class Field:
     def _add_grad(self, kind='grad'):
         g = Field(self.dtype, self._shape, self.elem_shape, name=f'{self.name}.{kind}')
         g.is_grad_of = self
+        g.offset = self.offset
         setattr(self, kind, g)
         return g
 
@@ -117,9 +119,14 @@ class Field:
             raise IndexError(f'field {self.name} has {len(shape)} indices (shape {shape}), got {len(key)}'
                              + (' (use x[None] for a 0-D field)' if not shape else ''))
         out = []
-        for k, n in zip(key, shape):
+        for k, n, o in zip(key, shape, self.offset or (0,) * len(shape)):
             if not isinstance(k, (int, np.integer)):
                 raise IndexError(f'field index must be an integer, got {k!r}')
+            if o:
+                if not o <= k < o + n:
+                    raise IndexError(f'index {k} out of range [{o}, {o + n}) of an axis of field '
+                                     f'{self.name}')
+                k -= o
             if not -n <= k < n:
                 raise IndexError(f'index {k} out of range for axis of size {n} in field {self.name}')
             out.append(int(k) % n)
@@ -179,6 +186,19 @@ class Field:
     def __repr__(self):
         return f'<vkdiff field {self.name}: {self.dtype} shape={self._shape} elem={self.elem_shape}>'
 
+    def _set_offset(self, offset):
+        """`offset=(o0, o1, ...)`: axis a is indexed o_a .. o_a + shape[a] - 1 (host and kernels)."""
+        if isinstance(offset, (int, np.integer)):
+            offset = (int(offset),)
+        offset = tuple(int(o) for o in offset)
+        if len(offset) != len(self.shape):
+            raise VkdiffError(f'The dimensionality of shape and offset must be the same: field '
+                              f'{self.name} has shape {self.shape}, offset {offset}')
+        self.offset = offset if any(offset) else None
+        for g in (self._grad, self._dual):
+            if g is not None:
+                g.offset = self.offset
+
     def parent(self, n=1):
         from .. import root
         return root
@@ -226,8 +246,13 @@ def _caller_assignment_name():
     return m.group(1) if m else None
 
 
-def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None):
+def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None,
+               offset=None):
+    if offset is not None and shape is None:
+        raise VkdiffError('shape cannot be None when offset is set')
     f = Field(dtype, shape, elem_shape, name or _caller_assignment_name())
+    if offset is not None:
+        f._set_offset(offset)
     if needs_grad:
         if not f.dtype.is_float:
             raise VkdiffError('needs_grad=True requires a float field')
@@ -239,11 +264,10 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
 
 def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offset=None, **kw):
     """`ti.field(dtype, shape=(), needs_grad=False)`."""
-    if offset is not None:
-        raise VkdiffError('field offsets are not supported')
     if hasattr(dtype, 'field'):  # ti.field(ti.math.vec3, n), ti.field(ti.types.matrix(2, 2, float), n)
-        return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name)
-    return make_field(dtype, shape, (), needs_grad, needs_dual, name)
+        return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name,
+                           offset=offset)
+    return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset)
 
 
 # ---------------------------------------------------------------- ti.root
@@ -276,6 +300,8 @@ class SNode:
                 self.place(*f)
                 continue
             f._place(self.shape)
+            if offset is not None:
+                f._set_offset(offset)
         return self
 
     def lazy_grad(self):

@@ -76,7 +76,7 @@ class Matrix(Arithmetic):
     @classmethod
     def field(cls, n, m, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         from .field import make_field
-        return make_field(dtype, shape, (n, m), needs_grad, needs_dual, name)
+        return make_field(dtype, shape, (n, m), needs_grad, needs_dual, name, kw.get('offset'))
 
     # ------------------------------------------------------------ access
     def _flat(self, key):
@@ -279,7 +279,7 @@ class Vector(Matrix):
     @classmethod
     def field(cls, n, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         from .field import make_field
-        return make_field(dtype, shape, (n,), needs_grad, needs_dual, name)
+        return make_field(dtype, shape, (n,), needs_grad, needs_dual, name, kw.get('offset'))
 
     @staticmethod
     def zero(dt, n):
