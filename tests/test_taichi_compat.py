@@ -301,3 +301,69 @@ def test_field_offsets_in_kernels_and_python_scope():
         ti.field(ti.f32, shape=3, offset=(1, 2))
     with pytest.raises(ti.VkdiffError, match='shape cannot be None'):
         ti.field(ti.f32, offset=(1, 2))
+
+
+def test_fields_builder_places_fields_and_destroys_them():
+    x = ti.field(ti.f32, shape=3)
+    x.fill(1.0)
+    fb = ti.FieldsBuilder()
+    y, z = ti.field(ti.f32), ti.field(ti.i32)
+    fb.dense(ti.i, 4).place(y, y.grad)
+    fb.dense(ti.i, 2).dense(ti.j, 3).place(z)
+    tree = fb.finalize()
+    with pytest.raises(ti.VkdiffError, match='finalized'):
+        fb.dense(ti.i, 2).place(ti.field(ti.f32))
+
+    @ti.kernel
+    def k():
+        for i in y:
+            y[i] = x[i % 3] * i
+        for i, j in z:
+            z[i, j] = i * 3 + j
+
+    k()
+    assert y.to_numpy().tolist() == [0, 1, 2, 3] and y.grad.shape == (4,)
+    assert z.to_numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    tree.destroy()
+    with pytest.raises(ti.VkdiffError):
+        y[0]
+    with pytest.raises(ti.VkdiffError):
+        tree.destroy()
+    assert x.to_numpy().tolist() == [1, 1, 1]  # fields of other trees are untouched
+
+
+def test_to_numpy_keep_dims_and_vector_shapes_from_numpy():
+    v = ti.Vector.field(3, ti.i32, shape=(2, 4))
+    m = ti.Matrix.field(3, 1, ti.f32, shape=2)
+    v.from_numpy(np.arange(24).reshape(2, 4, 1, 3))
+    assert v.to_numpy().shape == (2, 4, 3) and v.to_numpy(keep_dims=True).shape == (2, 4, 3, 1)
+    assert v[1, 2].to_list() == [18, 19, 20]
+    m.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert m.to_numpy().shape == (2, 3) and m.to_numpy(keep_dims=True).shape == (2, 3, 1)
+    m2 = ti.Matrix.field(3, 1, ti.f32, shape=2)
+    m2.copy_from(m)
+    np.testing.assert_array_equal(m2.to_numpy(keep_dims=True), m.to_numpy(keep_dims=True))
+    with pytest.raises(ValueError):
+        v.from_numpy(np.zeros((2, 4, 2, 2)))
+
+
+def test_matrix_comparisons_are_entrywise_with_all_any():
+    a = ti.Vector([1, 2, 3])
+    assert (a == [1, 2, 4]).to_list() == [True, True, False]
+    assert (a == [1, 2, 3]).all() and not (a != [1, 2, 3]).any() and (a > 2).any()
+    r = ti.field(ti.i32, shape=5)
+    offsets = [ti.Vector([1, 2]), ti.Vector([2, 3])]
+
+    @ti.kernel
+    def k(x: ti.i32):
+        v = ti.Vector([x, 2, 3])
+        r[0] = (v == ti.Vector([1, 2, 3])).all()
+        r[1] = (v != [1, 2, 3]).any()
+        r[2] = all(v == [1, 2, 3])
+        r[3] = any(v > 4)
+        r[4] = (ti.Vector([x, x]) + ti.static(offsets)[1]).sum()
+
+    k(1)
+    assert r.to_numpy().tolist() == [1, 0, 1, 0, 7]
+    k(5)
+    assert r.to_numpy().tolist() == [0, 1, 0, 1, 15]

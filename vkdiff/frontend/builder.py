@@ -30,6 +30,12 @@ class Static:
     def __init__(self, value):
         self.value = value
 
+    def __getitem__(self, key):  # `ti.static(offsets)[0]`: a compile-time element
+        return self.value[key]
+
+    def __len__(self):
+        return len(self.value)
+
 
 class NDRange:
     def __init__(self, *bounds):
@@ -715,4 +721,7 @@ _PY_BUILTINS = {
     float: lambda x=0.0: (float(x) if ops.is_number(x) or isinstance(x, str)
                           else ops.cast(x, T.Defaults.fp)),
     bool: lambda x=False: ops.to_bool(x) if isinstance(x, Value) else bool(x),
+    # all(v == w) / any(v > 0) on a vector: Taichi reduces the entries at run time
+    all: lambda x: x.all() if hasattr(x, 'all') and hasattr(x, 'entries') else all(x),
+    any: lambda x: x.any() if hasattr(x, 'any') and hasattr(x, 'entries') else any(x),
 }

@@ -114,8 +114,8 @@ def _fold(op, a, b):
 
 def binary(op, a, b):
     if _is_matrix(a) or _is_matrix(b):
-        from ..lang.matrix import elementwise
-        return elementwise(lambda x, y: binary(op, x, y), a, b)
+        from ..lang.matrix import elementwise, _as_matrix  # `v == [1, 2]`: a list is a vector
+        return elementwise(lambda x, y: binary(op, x, y), _as_matrix(a), _as_matrix(b))
     if not isinstance(a, Value) and not isinstance(b, Value):
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return _numpy_binary(op, a, b)

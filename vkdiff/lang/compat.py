@@ -7,6 +7,7 @@ from .. import types as T
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import api as _api
+from .fields_builder import FieldsBuilder, SNodeTree
 from .matrix import Matrix, Vector
 
 atomic_mul = _api.atomic_mul
@@ -116,4 +117,4 @@ def stop_grad(x):
         f for f in fields)
 
 
-__all__ = ['atomic_mul', 'zero', 'one', 'solve', 'eig', 'stop_grad']
+__all__ = ['atomic_mul', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']

@@ -151,13 +151,25 @@ class Field:
         else:
             self.storage.for_host_write()[idx] = value
 
-    def to_numpy(self, dtype=None):
+    def to_numpy(self, dtype=None, keep_dims=False):
+        """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
+        `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
         a = self.storage.for_host_read().copy()
+        es = self.elem_shape
+        if len(es) == 1 and keep_dims:
+            a = a.reshape(self.shape + (es[0], 1))
+        elif len(es) == 2 and es[1] == 1 and not keep_dims:
+            a = a.reshape(self.shape + (es[0],))
         return a.astype(dtype) if dtype is not None else a
 
     def from_numpy(self, arr):
         arr = np.asarray(arr)
         want = self.shape + self.elem_shape
+        nd = len(self.shape)
+        if len(self.elem_shape) in (1, 2) and arr.shape[:nd] == self.shape and \
+                arr.shape[nd:] in ((self.ncomp,), (self.ncomp, 1), (1, self.ncomp)) and \
+                1 in self.elem_shape + (1,) * (2 - len(self.elem_shape)):
+            arr = arr.reshape(want)  # a vector as (n,), (n, 1) or (1, n), as Taichi accepts
         if arr.shape != want:
             raise ValueError(f'from_numpy: field {self.name} has shape {want}, got {arr.shape}')
         if arr.dtype.kind == 'f' and not self.dtype.is_float:

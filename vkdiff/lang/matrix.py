@@ -217,6 +217,23 @@ class Matrix(Arithmetic):
     def sum(self):
         return _sum(self.entries)
 
+    # comparisons are entrywise (as in Taichi): `(v == [1, 2]).all()`, `any(A != B)`
+    def __eq__(self, other):
+        return ops.binary('eq', self, _as_matrix(other))
+
+    def __ne__(self, other):
+        return ops.binary('ne', self, _as_matrix(other))
+
+    __hash__ = object.__hash__
+
+    def all(self):
+        """1 if every entry is non-zero (a run-time u1 in kernels)."""
+        return _reduce(lambda a, b: ops.binary('land', a, b), [_truth(e) for e in self.entries])
+
+    def any(self):
+        """1 if some entry is non-zero (a run-time u1 in kernels)."""
+        return _reduce(lambda a, b: ops.binary('lor', a, b), [_truth(e) for e in self.entries])
+
     def max(self):
         return _reduce(lambda a, b: ops.binary('max', a, b), self.entries)
 
@@ -288,6 +305,14 @@ class Vector(Matrix):
     @staticmethod
     def one(dt, n):
         return Vector([ops.cast(1, dt)] * n)
+
+
+def _as_matrix(x):
+    return Matrix(x) if isinstance(x, (list, tuple, np.ndarray)) else x
+
+
+def _truth(e):
+    return ops.binary('ne', e, 0) if hasattr(e, 'stmt') else bool(e)
 
 
 def _is_runtime(key):
