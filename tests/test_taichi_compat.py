@@ -367,3 +367,50 @@ def test_matrix_comparisons_are_entrywise_with_all_any():
     assert r.to_numpy().tolist() == [1, 0, 1, 0, 7]
     k(5)
     assert r.to_numpy().tolist() == [0, 1, 0, 1, 15]
+
+
+def test_list_comprehensions_unroll_in_kernels():
+    m = ti.Matrix.field(3, 3, ti.f32, shape=())
+    r = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def k(x: ti.f32):
+        m[None] = ti.Matrix([[x * i + j for j in range(3)] for i in range(3)])
+        r[None] = sum([i * i for i in range(5) if i % 2 == 0])
+
+    k(10.0)
+    assert m[None].to_list() == [[0, 1, 2], [10, 11, 12], [20, 21, 22]] and r[None] == 20
+
+    @ti.kernel
+    def bad(n: ti.i32) -> ti.i32:
+        return len([i for i in range(n)])
+
+    with pytest.raises(ti.CompileError, match='compile-time'):
+        bad(3)
+
+
+def test_pyfunc_real_func_colors_and_log_levels():
+    @ti.pyfunc
+    def twice(x):
+        return 2 * x
+
+    @ti.real_func
+    def add(a: ti.i32, b: ti.i32) -> ti.i32:
+        return a + b
+
+    @ti.kernel
+    def k(x: ti.i32) -> ti.i32:
+        return add(twice(x), 1)
+
+    assert twice(21) == 42 and k(5) == 11
+    assert ti.rgb_to_hex([1.0, 0.5, 0.0]) == 0xFF7F00
+    np.testing.assert_array_equal(ti.rgb_to_hex(np.array([[0.0, 1.0], [0.0, 0.0], [1.0, 1.0]])),
+                                  [0x0000FF, 0xFF00FF])
+    assert ti.hex_to_rgb(0xFF8000) == (1.0, 128 / 255, 0.0)
+    ti.set_logging_level(ti.WARN)
+    try:
+        assert ti.is_logging_effective(ti.ERROR) and not ti.is_logging_effective(ti.INFO)
+        with pytest.raises(ValueError):
+            ti.set_logging_level('loud')
+    finally:
+        ti.set_logging_level(ti.INFO)

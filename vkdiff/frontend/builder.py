@@ -204,6 +204,38 @@ class FunctionBuilder:
     def build_List(self, node):
         return [self(e) for e in node.elts]
 
+    def build_ListComp(self, node):
+        """`[f(i) for i in range(4)]` over compile-time iterables: unrolled at compile time
+        (Taichi does the same); `if` clauses must be compile-time too."""
+        out = []
+
+        def gen(k):
+            if k == len(node.generators):
+                out.append(self(node.elt))
+                return
+            g = node.generators[k]
+            it = self(g.iter)
+            if isinstance(it, Static):
+                it = it.value
+            if isinstance(it, Value) or isinstance(it, (Grouped, NDRange)):
+                raise error('a list comprehension in a kernel needs a compile-time iterable '
+                            '(range of constants, a list, ti.static(...))')
+            names = ([g.target.id] if isinstance(g.target, ast.Name)
+                     else [e.id for e in g.target.elts])
+            for item in it:
+                self.scopes.append({})
+                try:
+                    vals = [item] if len(names) == 1 else list(
+                        item.entries if hasattr(item, 'entries') else item)
+                    for n, v in zip(names, vals):
+                        self.scopes[-1][n] = v
+                    if all(_static_truth(self(c)) for c in g.ifs):
+                        gen(k + 1)
+                finally:
+                    self.scopes.pop()
+        gen(0)
+        return out
+
     def build_Dict(self, node):
         return {self(k): self(v) for k, v in zip(node.keys, node.values)}
 
@@ -709,6 +741,12 @@ def _warn_once(msg):
 def _api():
     from ..lang import api
     return api
+
+
+def _static_truth(v):
+    if isinstance(v, Value):
+        raise error('an `if` in a list comprehension in a kernel must be a compile-time condition')
+    return bool(v)
 
 
 _PY_BUILTINS = {

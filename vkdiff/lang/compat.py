@@ -8,6 +8,7 @@ from ..frontend import ops
 from ..frontend.context import current, error
 from . import api as _api
 from .fields_builder import FieldsBuilder, SNodeTree
+from .kernel import Func, func
 from .matrix import Matrix, Vector
 
 atomic_mul = _api.atomic_mul
@@ -117,4 +118,60 @@ def stop_grad(x):
         f for f in fields)
 
 
-__all__ = ['atomic_mul', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']
+class PyFunc(Func):
+    """`@ti.pyfunc`: a ti.func that can also be called from Python scope (it then runs as plain
+    Python on the arguments given)."""
+
+    def __call__(self, *args, **kwargs):
+        if current() is None:
+            return self.fn(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+def pyfunc(fn):
+    return PyFunc(fn)
+
+
+def real_func(fn):
+    """`@ti.real_func`: in Taichi a function compiled once and called (not inlined); vkdiff
+    inlines it like ti.func, with the same results (recursion must stop on compile-time values)."""
+    return func(fn)
+
+
+def rgb_to_hex(c):
+    """(r, g, b) in [0, 1] (scalars or arrays) -> 0xRRGGBB."""
+    import numpy as np
+
+    def to255(x):
+        return np.clip(np.int32(np.asarray(x) * 255), 0, 255)
+    return (to255(c[0]) << 16) + (to255(c[1]) << 8) + to255(c[2])
+
+
+def hex_to_rgb(color):
+    """0xRRGGBB -> (r, g, b) in [0, 1]."""
+    r, g, b = (color >> 16) & 0xFF, (color >> 8) & 0xFF, color & 0xFF
+    return r / 255, g / 255, b / 255
+
+
+# log levels (`ti.init(log_level=ti.WARN)`, `ti.set_logging_level(ti.INFO)`)
+TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = 'trace', 'debug', 'info', 'warn', 'error', 'critical'
+_LEVELS = [TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL]
+_log_level = INFO
+
+
+def set_logging_level(level):
+    """Sets the level of vkdiff's log messages (one of ti.TRACE ... ti.CRITICAL)."""
+    global _log_level
+    if level not in _LEVELS:
+        raise ValueError(f'unknown log level {level!r}; use one of {", ".join(_LEVELS)}')
+    _log_level = level
+
+
+def is_logging_effective(level):
+    """Whether messages of `level` are shown at the current logging level."""
+    return _LEVELS.index(level) >= _LEVELS.index(_log_level)
+
+
+__all__ = ['pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
+           'ERROR', 'CRITICAL', 'set_logging_level', 'is_logging_effective',
+           'atomic_mul', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']
