@@ -22,7 +22,7 @@ say() { printf '[wheel %3ds] %s\n' "$((SECONDS - T0))" "$*"; }
 PIP_Q=(-m pip install -q --disable-pip-version-check)
 
 # ---------------------------------------------------------------- 1. the wheel
-SOURCES=(vkdiff pyproject.toml tools/backend README.md)
+SOURCES=(vkdiff pyproject.toml tools/backend)
 KEY="$( { "$PY3" -c 'import sys; print(sys.implementation.cache_tag)'
           git ls-files -s -- "${SOURCES[@]}"; git diff HEAD -- "${SOURCES[@]}"; } | sha1sum | cut -c1-16)"
 WDIR="$CACHE/wheels/vkdiff-$KEY"
@@ -31,9 +31,11 @@ if [ -z "$WHEEL" ]; then
     say "pip wheel . (isolated build: Kompute and the native module compile; a minute or more)"
     t=$SECONDS
     rm -rf "$WDIR.tmp" && mkdir -p "$WDIR.tmp"
-    "$PY3" -m pip wheel -q --disable-pip-version-check --no-deps -w "$WDIR.tmp" . \
+    # its own build folder: the isolated build would otherwise reset the editable one's
+    "$PY3" -m pip wheel -q --disable-pip-version-check --no-deps -w "$WDIR.tmp" \
+        --config-settings=build-dir="$WDIR.tmp/build" . \
         > "$WDIR.tmp/build.log" 2>&1 || { tail -n 40 "$WDIR.tmp/build.log"; exit 1; }
-    rm -rf "$WDIR" && mv "$WDIR.tmp" "$WDIR"
+    rm -rf "$WDIR.tmp/build" "$WDIR" && mv "$WDIR.tmp" "$WDIR"
     WHEEL="$(ls "$WDIR"/vkdiff-*.whl | head -n1)"
     say "built $(basename "$WHEEL") ($(du -k "$WHEEL" | cut -f1) KiB) in $((SECONDS - t)) s"
 else
