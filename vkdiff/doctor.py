@@ -79,12 +79,13 @@ def check_devices(native, out):
         _install_lines('vulkan', out)
         return False
     chosen = int(os.environ.get('VKDIFF_DEVICE', 0))
+    disable = [f for f in os.environ.get('VKDIFF_DISABLE_FEATURES', '').split(',') if f]
     ok = False
     for i, name in enumerate(names):
         mark = '  <- used (VKDIFF_DEVICE=k or ti.init(device=k) picks another)' if i == chosen else ''
         out(f'  Vulkan device {i}: {name}{mark}')
         try:
-            dev = native.Device(i, [])
+            dev = native.Device(i, disable)
         except RuntimeError as e:
             out(f'    cannot be opened: {e}')
             continue
@@ -96,7 +97,7 @@ def check_devices(native, out):
         off = sorted(k for k, v in feats.items() if not v)
         out(f'    features enabled: {", ".join(on) or "none"}')
         if off:
-            out(f'    features absent (vkdiff falls back): {", ".join(off)}')
+            out(f'    features absent or off (vkdiff falls back): {", ".join(off)}')
         out('    limits: ' + ', '.join(f'{k}={v}' for k, v in sorted(dict(dev.limits).items())))
         dev.close()
     return ok
