@@ -351,13 +351,23 @@ def adjoint_task(task, flags=None):
         rv = Reverser(task.body, active)
         if task.kind == 'parallel':
             loop = task.loop
-            for s in task.body.stmts[:task.body.stmts.index(loop)]:
+            prologue = task.body.stmts[:task.body.stmts.index(loop)]
+            for s in prologue:
                 rv.replay(s)
             inner = ir.Block()
             new_loop = rv.emit('parfor', T.i32, [rv.m[loop.args[0]]], blocks=[inner], loc=loop.loc)
             rv.m[loop] = new_loop
+            # The prologue's differentiable values (a top-level `t = sin(x[0])` or a temporary's
+            # load, read by every iteration) are recomputed per iteration in the adjoint, and
+            # reversed after the iteration, so each iteration's share of their adjoint flows
+            # back into the fields they read.
+            shared = [s for s in prologue if s in active and s.op != 'alloca']
             with em.open(inner):
+                for s in shared:
+                    rv.replay(s)
                 rv.run(loop.blocks[0])
+                for s in reversed(shared):
+                    rv.reverse(s)
         else:
             rv.run(task.body)
     if rv.flag is not None and flags is not None:
