@@ -113,17 +113,6 @@ def test_augassign_to_python_global():
     _compile_error(k, line_text='GLOBAL_COUNTER += 1')
 
 
-def test_top_level_while():
-    x = ti.field(ti.i32, shape=())
-
-    @ti.kernel
-    def k():
-        while x[None] < 10:
-            x[None] += 1
-
-    _compile_error(k, line_text='while x[None] < 10:')
-
-
 def test_break_in_parallel_loop():
     x = ti.field(ti.i32, shape=8)
 

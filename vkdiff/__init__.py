@@ -3,7 +3,7 @@
 Stages, in order: frontend/ (Python AST -> IR), passes/ (tasks, simplification, autodiff),
 codegen/ (IR -> SPIR-V), runtime/ (Kompute on Vulkan), lang/ and ad (the user API)."""
 from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint32, int64, uint64)
-from .errors import VkdiffError, CompileError, AutodiffError
+from .errors import VkdiffError, CompileError, AutodiffError, OutOfMemoryError
 from .lang.state import init, reset
 from .lang.field import field, Field, SNode, i, j, k, l, ij, ijk, ijkl
 from .lang.matrix import Matrix, Vector

@@ -17,6 +17,11 @@ class RuntimeError_(VkdiffError):
     """The Vulkan runtime failed (no device, device lost, missing tools)."""
 
 
+class OutOfMemoryError(VkdiffError, MemoryError):
+    """A field's device memory cannot be allocated (the driver refused it, or the heap's budget
+    would be exceeded); the fields allocated before are intact."""
+
+
 class SourceLocation:
     """Where a statement came from in the user's code."""
 

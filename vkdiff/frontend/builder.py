@@ -486,9 +486,6 @@ class FunctionBuilder:
     def build_While(self, node):
         if node.orelse:
             raise error('while ... else is not supported')
-        if self.in_parfor is False and self.is_kernel and self.loop_depth == 0 and self.top_level:
-            raise error('a top-level while loop cannot run in parallel; put it inside a for loop '
-                        'or a @ti.func')
         body = ir.Block()
         emit('while', None, blocks=[body])
         with current().open(body):

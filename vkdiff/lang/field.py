@@ -76,7 +76,7 @@ class Field:
             if self._generation != state.generation:
                 raise VkdiffError(f'field {self.name} belongs to a previous ti.init() and is gone')
             rt = state.runtime()
-            st = self._storage = rt_storage(rt, self.shape + self.elem_shape, self.dtype)
+            st = self._storage = rt_storage(rt, self.shape + self.elem_shape, self.dtype, self.name)
         return st
 
     # ---------------------------------------------------------------- host access
@@ -160,13 +160,13 @@ class Field:
         return self
 
 
-def rt_storage(rt, shape, dtype):
+def rt_storage(rt, shape, dtype, name=None):
     if dtype is T.f64 and not rt.features.get('float64'):
         raise VkdiffError('this Vulkan device has no 64-bit float support (shaderFloat64)')
     if dtype in (T.i64, T.u64) and not rt.features.get('int64'):
         raise VkdiffError('this Vulkan device has no 64-bit integer support (shaderInt64)')
     from ..runtime.program import Storage
-    return Storage(rt, shape, dtype.np)
+    return Storage(rt, shape, dtype.np, name)
 
 
 def _norm_shape(shape):

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..errors import RuntimeError_
+from ..errors import OutOfMemoryError, RuntimeError_
 from . import validation
 
 def _load_native():
@@ -25,15 +25,21 @@ class Storage:
 
     __slots__ = ('rt', 'buf', 'host', 'state', 'nbytes', '__weakref__')
 
-    def __init__(self, rt, shape, np_dtype):
+    def __init__(self, rt, shape, np_dtype, name=None):
         self.rt = rt
         n = int(np.prod(shape, dtype=np.int64)) * np.dtype(np_dtype).itemsize
+        what = f'field {name} (shape {tuple(shape)}, {np.dtype(np_dtype).name}: {n} bytes)' \
+            if name else f'a field of {n} bytes'
         limit = rt.limits['max_storage_buffer_range']
         if n > limit:
-            raise RuntimeError_(f'a field of {n} bytes exceeds this device\'s maxStorageBufferRange '
+            raise RuntimeError_(f'{what} exceeds this device\'s maxStorageBufferRange '
                                 f'({limit} bytes); split it into several fields')
         self.nbytes = max(n, 4)
-        self.buf = rt.device.buffer(self.nbytes)
+        try:
+            self.buf = rt.device.buffer(self.nbytes)
+        except MemoryError as e:  # the native module's OutOfMemoryError, or std::bad_alloc
+            raise OutOfMemoryError(f'out of memory allocating {what} on {rt.name} ({e}); the '
+                                   'fields allocated before are intact') from None
         self.host = self.buf.host[:n].view(np_dtype).reshape(shape)
         self.state = 'synced'
 

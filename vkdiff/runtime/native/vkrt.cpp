@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -38,6 +39,12 @@ const std::vector<std::string> kFeatureNames = {
     "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle"};
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
+
+// A device or host allocation failed, or would exceed the heap's budget:
+// Python's _vkrt.OutOfMemoryError, a MemoryError. Nothing is left allocated.
+struct OutOfMemory : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 void check(VkResult r, const char* what)
 {
@@ -86,6 +93,14 @@ std::shared_ptr<Instance> shared_instance()
     check(r, "vkCreateInstance");
     inst->api = api;
     g_instance = inst;
+    // The validation layer opens its log file in each VkInstance and never
+    // closes it: with the layer on, the process keeps one instance for good
+    // (deliberately never destroyed), so ti.init() cycles leak no handles.
+    const char* layers = std::getenv("VK_INSTANCE_LAYERS");
+    if (layers && std::strstr(layers, "VK_LAYER_KHRONOS_validation")) {
+        static auto* pinned = new std::shared_ptr<Instance>();
+        *pinned = inst;
+    }
     return inst;
 }
 
@@ -160,6 +175,7 @@ struct Ctx {
     std::shared_ptr<kp::Manager> mgr;
     VkPhysicalDeviceLimits limits{};
     VkDeviceSize max_alloc = 0;
+    bool has_budget = false;  // VK_EXT_memory_budget enabled
     std::mutex queue_mutex;  // vkQueueSubmit needs external synchronisation
     bool closed = false;
     std::vector<std::weak_ptr<kp::Tensor>> tensors;
@@ -212,7 +228,13 @@ struct Ctx {
         if (words * 4 > max_alloc)
             fail("cannot allocate a buffer of " + std::to_string(nbytes) +
                  " bytes: the device's largest allocation is " + std::to_string(max_alloc));
-        std::vector<uint32_t> zeros(words, 0);
+        std::vector<uint32_t> zeros;
+        try {
+            zeros.assign(words, 0);
+        } catch (const std::bad_alloc&) {
+            throw OutOfMemory("out of host memory for " + std::to_string(nbytes) + " bytes");
+        }
+        reserve(words * 4);
         auto t = mgr->tensor(zeros.data(), uint32_t(words), 4, kp::Tensor::TensorDataTypes::eUnsignedInt);
         track(tensors, t);
         auto seq = sequence();  // zero the device-local side as well
@@ -221,6 +243,64 @@ struct Ctx {
         run(*seq);
         seq->destroy();
         return t;
+    }
+
+    // kp::Tensor ignores vkAllocateMemory's result (then binds a null
+    // VkDeviceMemory: drivers crash). So first check the heaps' budgets and
+    // make the same two allocations kp will make (device-local and
+    // host-visible staging), checking their VkResult, then free them for kp.
+    void reserve(uint64_t bytes)
+    {
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = bytes;
+        bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                    VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        VkBuffer probe = VK_NULL_HANDLE;
+        check(vkCreateBuffer(*device, &bci, nullptr, &probe), "vkCreateBuffer");
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(*device, probe, &req);
+        vkDestroyBuffer(*device, probe, nullptr);
+
+        VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+        VkPhysicalDeviceMemoryProperties2 mp2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+        if (has_budget) mp2.pNext = &budget;
+        vkGetPhysicalDeviceMemoryProperties2(*phys, &mp2);
+        const auto& mp = mp2.memoryProperties;
+        const VkMemoryPropertyFlags wanted[2] = {
+          VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,  // as kp::Tensor chooses them
+          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT};
+        uint32_t types[2];
+        VkDeviceSize need[VK_MAX_MEMORY_HEAPS] = {};
+        for (int k = 0; k < 2; k++) {
+            types[k] = UINT32_MAX;
+            for (uint32_t i = 0; i < mp.memoryTypeCount && types[k] == UINT32_MAX; i++)
+                if ((req.memoryTypeBits & (1u << i)) &&
+                    (mp.memoryTypes[i].propertyFlags & wanted[k]) == wanted[k])
+                    types[k] = i;
+            if (types[k] == UINT32_MAX) fail("no memory type for a buffer of " + std::to_string(bytes) + " bytes");
+            need[mp.memoryTypes[types[k]].heapIndex] += req.size;
+        }
+        for (uint32_t h = 0; has_budget && h < mp.memoryHeapCount; h++)
+            if (need[h] && budget.heapUsage[h] + need[h] > budget.heapBudget[h])
+                throw OutOfMemory(
+                  "device memory heap " + std::to_string(h) + " would exceed its budget: " +
+                  std::to_string(budget.heapUsage[h]) + " bytes in use + " + std::to_string(need[h]) +
+                  " requested > budget " + std::to_string(budget.heapBudget[h]));
+        VkDeviceMemory mem[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+        VkResult r = VK_SUCCESS;
+        for (int k = 0; k < 2 && r == VK_SUCCESS; k++) {
+            VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+            mai.allocationSize = req.size;
+            mai.memoryTypeIndex = types[k];
+            r = vkAllocateMemory(*device, &mai, nullptr, &mem[k]);
+        }
+        for (auto m : mem)
+            if (m != VK_NULL_HANDLE) vkFreeMemory(*device, m, nullptr);
+        if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+            throw OutOfMemory("vkAllocateMemory of " + std::to_string(req.size) + " bytes failed: " +
+                              vk::to_string(vk::Result(r)));
+        check(r, "vkAllocateMemory");
     }
 
     void close()
@@ -429,6 +509,7 @@ struct PyDevice {
         f.has_af = want(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
         f.has_af2 = f.has_af && want(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
         f.has_ai64 = want(VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME) && !f.has_v12;
+        ctx->has_budget = want(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
         f.link();
         pd.getFeatures2(&f.f2);
 
@@ -571,10 +652,17 @@ PYBIND11_MODULE(_vkrt, m)
 {
     m.doc() = "vkdiff's Vulkan runtime: devices with all optional features, "
               "buffers, pipelines, and batches with explicit barriers (on Kompute).";
-    // Vulkan errors from vulkan.hpp are std::system_error: make them RuntimeError too.
+    static py::exception<OutOfMemory>& oom =
+      py::register_exception<OutOfMemory>(m, "OutOfMemoryError", PyExc_MemoryError);
+    // Vulkan errors from vulkan.hpp are std::system_error: make them RuntimeError too
+    // (out of memory: OutOfMemoryError).
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
+        } catch (const vk::OutOfDeviceMemoryError& e) {
+            PyErr_SetString(oom.ptr(), (std::string("Vulkan error: ") + e.what()).c_str());
+        } catch (const vk::OutOfHostMemoryError& e) {
+            PyErr_SetString(oom.ptr(), (std::string("Vulkan error: ") + e.what()).c_str());
         } catch (const vk::SystemError& e) {
             PyErr_SetString(PyExc_RuntimeError, (std::string("Vulkan error: ") + e.what()).c_str());
         }

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Taichi conformance ratchet: runs Taichi v1.7.4's own tests (the kit in ../shared/taichi-conformance,
+beside the checkout) against this checkout's vkdiff and compares with tests/conformance/.
+
+    python tools/conformance.py                 # CI check: every test in expected-pass.txt must pass
+    python tools/conformance.py --raise         # run, then add every newly passing test to the list
+    python tools/conformance.py --raise --from-json run.json   # same, from a saved run.py --json
+    python tools/conformance.py test_ad_basics.py -v           # only some files or groups
+
+The check runs `run.py autodiff language --expect tests/conformance/expected-pass.txt` and then
+prints how many of the 889 tests Taichi's own Vulkan backend passes (taichi-vulkan-passes.txt)
+pass here. `--raise` keeps the list sorted and only ever adds to it (a union): a listed test that
+fails now is reported, not dropped (find out why, or drop it by hand with a reason).
+tests/conformance/known-differences.txt lists tests vkdiff deliberately fails (`id  # reason`).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KIT = os.path.join(os.path.dirname(ROOT), 'shared', 'taichi-conformance')
+EXPECTED = os.path.join(ROOT, 'tests', 'conformance', 'expected-pass.txt')
+KNOWN = os.path.join(ROOT, 'tests', 'conformance', 'known-differences.txt')
+
+
+def read_ids(path):
+    """Test ids of a list file: one a line, '#' starts a comment."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [l.split('#')[0].strip() for l in f if l.split('#')[0].strip()]
+
+
+def write_ids(path, ids):
+    with open(path, 'w') as f:
+        f.write(''.join(t + '\n' for t in sorted(set(ids))))
+
+
+def run_kit(files, extra, json_path, expect):
+    py = os.path.join(ROOT, '.venv', 'bin', 'python')
+    py = py if os.path.exists(py) else sys.executable
+    cmd = [py, os.path.join(KIT, 'run.py'), '--python', py, '--json', json_path] + files + extra
+    if expect:
+        cmd += ['--expect', EXPECTED]
+    env = dict(os.environ)
+    # this checkout's vkdiff, whatever the venv has installed
+    env['PYTHONPATH'] = os.pathsep.join([ROOT] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('files', nargs='*', help='groups or files (default: autodiff language)')
+    ap.add_argument('--raise', dest='raise_', action='store_true',
+                    help='add every passing test to tests/conformance/expected-pass.txt')
+    ap.add_argument('--from-json', help='use a saved `run.py --json` result instead of running')
+    ap.add_argument('--file-timeout', type=int, default=600, help='seconds per file (default 600)')
+    ap.add_argument('-v', action='store_true', help='print every failure with its first line')
+    a = ap.parse_args()
+    if not os.path.isdir(KIT):
+        print(f'conformance kit not found at {KIT}: clone the project with shared/ beside it '
+              '(or set VKDIFF_SKIP_CONFORMANCE=1 to skip this check)', file=sys.stderr)
+        return 2
+    files = a.files or ['autodiff', 'language']
+    t0 = time.time()
+    status = 0
+    if a.from_json:
+        json_path = a.from_json
+    else:
+        fd, json_path = tempfile.mkstemp(suffix='.json', prefix='conformance-')
+        os.close(fd)
+        extra = ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else [])
+        # a check of some files only would report the rest of the list as not run
+        status = run_kit(files, extra, json_path, expect=not a.raise_ and not a.files)
+    with open(json_path) as f:
+        results = json.load(f)
+    passed = {t for t, r in results.items() if r['outcome'] == 'passed'}
+    ref = set(read_ids(os.path.join(KIT, 'taichi-vulkan-passes.txt')))
+    ran_ref = {t for t in ref if t.split('::')[0] in {r.split('::')[0] for r in results}}
+    known = set(read_ids(KNOWN))
+    print(f'vkdiff passes {len(passed & ref)} of the {len(ref)} tests Taichi 1.7.4 passes on Vulkan'
+          + (f' ({len(ran_ref)} of them in the files run)' if len(ran_ref) != len(ref) else '')
+          + f'; {len(known & (ran_ref - passed))} of the rest are known differences'
+          f' (tests/conformance/known-differences.txt); {time.time() - t0:.0f} s')
+    if a.raise_:
+        old = set(read_ids(EXPECTED))
+        ran = old & set(results)
+        lost = sorted(t for t in ran if t not in passed)
+        for t in lost:
+            print(f'LISTED BUT NOT PASSING (kept in the list): {t}: {results[t]["message"]}')
+        write_ids(EXPECTED, old | passed)
+        print(f'expected-pass.txt: {len(old)} -> {len(old | passed)} tests')
+        status = 1 if lost else 0
+    if not a.from_json:
+        os.unlink(json_path)
+    return status
+
+
+if __name__ == '__main__':
+    sys.exit(main())
