@@ -118,18 +118,27 @@ class Field:
         if len(key) != len(shape):
             raise IndexError(f'field {self.name} has {len(shape)} indices (shape {shape}), got {len(key)}'
                              + (' (use x[None] for a 0-D field)' if not shape else ''))
+        if self.offset is not None:
+            key = self._unoffset(key)
         out = []
-        for k, n, o in zip(key, shape, self.offset or (0,) * len(shape)):
+        for k, n in zip(key, shape):
             if not isinstance(k, (int, np.integer)):
                 raise IndexError(f'field index must be an integer, got {k!r}')
-            if o:
+            if not -n <= k < n:
+                raise IndexError(f'index {k} out of range for axis of size {n} in field {self.name}')
+            out.append(int(k) % n)
+        return tuple(out)
+
+    def _unoffset(self, key):
+        """Indices of a field with `offset=`, counted from 0 (each within [o, o + n))."""
+        out = []
+        for k, n, o in zip(key, self.shape, self.offset):
+            if isinstance(k, (int, np.integer)):
                 if not o <= k < o + n:
                     raise IndexError(f'index {k} out of range [{o}, {o + n}) of an axis of field '
                                      f'{self.name}')
                 k -= o
-            if not -n <= k < n:
-                raise IndexError(f'index {k} out of range for axis of size {n} in field {self.name}')
-            out.append(int(k) % n)
+            out.append(k)
         return tuple(out)
 
     def __getitem__(self, key):

@@ -105,6 +105,8 @@ def _annotation_kind(ann, value):
                            'vector in a field)')
     if ann is T.u1:
         return T.i32  # a ti.u1 argument is passed as 0 / 1
+    if isinstance(ann, T.DataType) and ann.is_narrow:
+        return ann.reg  # 8/16-bit arguments are passed in 32 bits
     try:
         return T.resolve(ann)
     except TypeError:
