@@ -14,8 +14,9 @@ def _load_native():
         from . import _vkrt
     except ImportError as e:
         raise RuntimeError_(
-            'vkdiff\'s native Vulkan module is not built: run `bash tools/setup.sh` from the vkdiff '
-            f'checkout (it installs the Vulkan loader, lavapipe and builds the module) [{e}]') from None
+            f'vkdiff\'s native Vulkan module does not import [{e}]: `python -m vkdiff doctor` says '
+            'what is missing; from a checkout, `bash tools/setup.sh` (or `pip install -e .`) '
+            'builds it') from None
     return _vkrt
 
 
