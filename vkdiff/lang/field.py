@@ -19,12 +19,39 @@ class Field:
         self.name = name or f'field{len(state.fields)}'
         if self._shape is not None:
             self._check_size()
-        self.grad = None
-        self.dual = None
+        self._grad = None
+        self._dual = None
+        self.offset = None  # per-axis index of the first element (`offset=`), None for zeros
         self.is_grad_of = None
         self._storage = None
         self._generation = state.generation
         state.fields.append(self)
+
+    # ---------------------------------------------------------------- gradients
+    @property
+    def grad(self):
+        """The adjoint field (None if there is none). As in Taichi, a float field declared without
+        a shape and without needs_grad gets one when `x.grad` is named before it is placed, so
+        `ti.root.dense(ti.i, n).place(x, x.grad)` places both."""
+        return self._grad if self._grad is not None else self._unplaced('grad')
+
+    @grad.setter
+    def grad(self, g):
+        self._grad = g
+
+    @property
+    def dual(self):
+        """The tangent field of forward mode (see `grad`)."""
+        return self._dual if self._dual is not None else self._unplaced('dual')
+
+    @dual.setter
+    def dual(self, g):
+        self._dual = g
+
+    def _unplaced(self, kind):
+        if self._shape is None and self.is_grad_of is None and self.dtype.is_float:
+            return self._add_grad(kind)
+        return None
 
     # ---------------------------------------------------------------- layout
     @property
@@ -56,17 +83,19 @@ class Field:
 
     def _place(self, shape):
         if self._shape is not None:
+            if self.is_grad_of is not None and self._shape == _norm_shape(shape):
+                return  # `place(x, x.grad)`: placing x placed its gradient already
             raise VkdiffError(f'field {self.name} is already placed')
         self._shape = _norm_shape(shape)
         self._check_size()
-        if self.grad is not None and self.grad._shape is None:
-            self.grad._place(shape)
-        if self.dual is not None and self.dual._shape is None:
-            self.dual._place(shape)
+        for g in (self._grad, self._dual):
+            if g is not None and g._shape is None:
+                g._place(shape)
 
     def _add_grad(self, kind='grad'):
         g = Field(self.dtype, self._shape, self.elem_shape, name=f'{self.name}.{kind}')
         g.is_grad_of = self
+        g.offset = self.offset
         setattr(self, kind, g)
         return g
 
@@ -83,7 +112,7 @@ class Field:
     # ---------------------------------------------------------------- host access
     def _index(self, key):
         shape = self.shape
-        if type(key) is int and len(shape) == 1 and 0 <= key < shape[0]:
+        if type(key) is int and len(shape) == 1 and 0 <= key < shape[0] and self.offset is None:
             return (key,)
         if key is None:
             key = ()
@@ -96,16 +125,31 @@ class Field:
                 f'field {self.name} has {len(shape)} indices (shape {shape}), got {len(key)}'
                 + (' (use x[None] for a 0-D field)' if not shape else '')
                 + '; Slicing is not supported on ti.field')
-        out = []
-        for k, n in zip(key, shape):
+        for k in key:
             if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
                 raise IndexTypeError(f'field {self.name}: an index must be an integer, got '
                                      f'{k!r}; Detected illegal element of type: {type(k)}. Please '
                                      'be aware that slicing a ti.field is not supported so far.')
+        if self.offset is not None:
+            key = self._unoffset(key)
+        out = []
+        for k, n in zip(key, shape):
             if not -n <= k < n:
                 raise VkdiffIndexError(f'index {k} out of range for axis of size {n} in field '
                                        f'{self.name}')
             out.append(int(k) % n)
+        return tuple(out)
+
+    def _unoffset(self, key):
+        """Indices of a field with `offset=`, counted from 0 (each within [o, o + n))."""
+        out = []
+        for k, n, o in zip(key, self.shape, self.offset):
+            if isinstance(k, (int, np.integer)):
+                if not o <= k < o + n:
+                    raise VkdiffIndexError(f'index {k} out of range [{o}, {o + n}) of an axis '
+                                           f'of field {self.name}')
+                k -= o
+            out.append(k)
         return tuple(out)
 
     def __getitem__(self, key):
@@ -132,8 +176,15 @@ class Field:
                                'only available in Taichi scope (use x.to_numpy() or '
                                'ti.grouped(x))')
 
-    def to_numpy(self, dtype=None):
+    def to_numpy(self, dtype=None, keep_dims=False):
+        """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
+        `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
         a = self.storage.for_host_read().copy()
+        es = self.elem_shape
+        if len(es) == 1 and keep_dims:
+            a = a.reshape(self.shape + (es[0], 1))
+        elif len(es) == 2 and es[1] == 1 and not keep_dims:
+            a = a.reshape(self.shape + (es[0],))
         return a.astype(dtype) if dtype is not None else a
 
     def from_numpy(self, arr):
@@ -146,6 +197,12 @@ class Field:
     def _numpy_input(self, arr):
         """`arr` converted for from_numpy (checked, not written)."""
         want = self.shape + self.elem_shape
+        nd = len(self.shape)
+        tails = {self.elem_shape}
+        es2 = self.elem_shape + (1,) * (2 - len(self.elem_shape))
+        if len(self.elem_shape) in (1, 2) and 1 in es2:
+            # a vector (or n x 1 / 1 x n matrix) as (n,), (n, 1) or (1, n), as Taichi accepts
+            tails |= {(self.ncomp,), (self.ncomp, 1), (1, self.ncomp)}
         shape = getattr(arr, 'shape', None)
         if shape is None and isinstance(arr, (list, tuple)):
             try:
@@ -153,8 +210,8 @@ class Field:
             except ValueError as e:
                 raise VkdiffValueError(f'from_numpy: the input is not a regular array ({e})') \
                     from None
-        if shape is not None and tuple(shape) != want and not (
-                len(self.elem_shape) == 1 and tuple(shape) == want + (1,)):
+        if shape is not None and (tuple(shape[:nd]) != self.shape or
+                                  tuple(shape[nd:]) not in tails):
             raise VkdiffValueError(f'from_numpy: field {self.name} has shape {want}, got '
                                    f'{tuple(shape)}')
         a = convert.array(arr, self.dtype, f'from_numpy into field {self.name}')
@@ -190,6 +247,19 @@ class Field:
 
     def __repr__(self):
         return f'<vkdiff field {self.name}: {self.dtype} shape={self._shape} elem={self.elem_shape}>'
+
+    def _set_offset(self, offset):
+        """`offset=(o0, o1, ...)`: axis a is indexed o_a .. o_a + shape[a] - 1 (host and kernels)."""
+        if isinstance(offset, (int, np.integer)):
+            offset = (int(offset),)
+        offset = tuple(int(o) for o in offset)
+        if len(offset) != len(self.shape):
+            raise VkdiffError(f'The dimensionality of shape and offset must be the same: field '
+                              f'{self.name} has shape {self.shape}, offset {offset}')
+        self.offset = offset if any(offset) else None
+        for g in (self._grad, self._dual):
+            if g is not None:
+                g.offset = self.offset
 
     def parent(self, n=1):
         from .. import root
@@ -232,13 +302,18 @@ def _caller_assignment_name():
     return m.group(1) if m else None
 
 
-def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None):
+def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None,
+               offset=None):
     dt = T.resolve(dtype)
     if (needs_grad or needs_dual) and not dt.is_float:
         from ..errors import TaichiRuntimeError
         raise TaichiRuntimeError(f'{dt} is not supported for field with `needs_grad=True` or '
                                  '`needs_dual=True`: gradients need a float field')
+    if offset is not None and shape is None:
+        raise VkdiffValueError('shape cannot be None when offset is set')
     f = Field(dt, shape, elem_shape, name or _caller_assignment_name())
+    if offset is not None:
+        f._set_offset(offset)
     if needs_grad:
         f._add_grad('grad')
     if needs_dual:
@@ -248,11 +323,10 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
 
 def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offset=None, **kw):
     """`ti.field(dtype, shape=(), needs_grad=False)`."""
-    if offset is not None:
-        raise VkdiffError('field offsets are not supported')
     if hasattr(dtype, 'field'):  # ti.field(ti.math.vec3, n), ti.field(ti.types.matrix(2, 2, float), n)
-        return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name)
-    return make_field(dtype, shape, (), needs_grad, needs_dual, name)
+        return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name,
+                           offset=offset)
+    return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset)
 
 
 # ---------------------------------------------------------------- ti.root
@@ -316,8 +390,6 @@ class SNode:
     del _sparse
 
     def place(self, *fields, offset=None):
-        if offset is not None:
-            raise UnsupportedError('field offsets are not supported')
         for f in fields:
             if isinstance(f, (list, tuple)):
                 self.place(*f)
@@ -325,6 +397,8 @@ class SNode:
             if not hasattr(f, '_place'):
                 raise VkdiffTypeError(f'place() takes fields, got {type(f).__name__}')
             f._place(self.shape)
+            if offset is not None:
+                f._set_offset(offset)
         return self
 
     def lazy_grad(self):
