@@ -171,28 +171,6 @@ class Matrix(Arithmetic):
         return str(np.array(self.to_list()))
 
     # ------------------------------------------------------------ arithmetic: from Arithmetic
-    def _compare(self, op, other):
-        """`==` / `!=` entry by entry, as Taichi (a matrix of bools in Python scope)."""
-        if isinstance(other, (list, tuple, np.ndarray)):
-            try:
-                other = Matrix(other, ndim=self.ndim)
-            except (TypeError, ValueError, IndexError):
-                return NotImplemented
-        elif not (isinstance(other, Matrix) or ops.is_number(other) or
-                  type(other).__name__ == 'Value'):
-            return NotImplemented
-        if isinstance(other, Matrix) and other.get_shape() != self.get_shape():
-            return NotImplemented
-        return ops.binary(op, self, other)
-
-    def __eq__(self, other):
-        return self._compare('eq', other)
-
-    def __ne__(self, other):
-        return self._compare('ne', other)
-
-    __hash__ = object.__hash__
-
     def __neg__(self):
         return self._map(lambda e: ops.unary('neg', e))
 
@@ -278,16 +256,6 @@ class Matrix(Arithmetic):
 
     def min(self):
         return _reduce(lambda a, b: ops.binary('min', a, b), self.entries)
-
-    def any(self):
-        """Whether any entry is nonzero (a bool; a u1 value in a kernel)."""
-        return _reduce(lambda a, b: ops.binary('lor', a, b),
-                       [ops.binary('ne', e, 0) for e in self.entries])
-
-    def all(self):
-        """Whether every entry is nonzero."""
-        return _reduce(lambda a, b: ops.binary('land', a, b),
-                       [ops.binary('ne', e, 0) for e in self.entries])
 
     def _square(self, what, limit=5):
         from ..errors import TaichiTypeError
