@@ -171,6 +171,8 @@ def main():
     ap.add_argument('--frames', type=int, default=10, help='timed frames/iterations')
     ap.add_argument('--skip', type=int, default=2, help='untimed first frames (compilation)')
     ap.add_argument('--repeat', type=int, default=1, help='runs per program and backend')
+    ap.add_argument('--vkdiff-only', action='store_true',
+                    help='run vkdiff alone (Taichi only locates its examples)')
     args = ap.parse_args()
     have_taichi = os.path.exists(args.taichi_python) and subprocess.run(
         [args.taichi_python, '-c', 'import taichi'], capture_output=True).returncode == 0
@@ -191,7 +193,7 @@ def main():
     rows, ratios = [], []
     for name, kind, path in progs:
         res = {}
-        for backend in ('vkdiff', 'taichi') if have_taichi else ('vkdiff',):
+        for backend in ('vkdiff', 'taichi') if have_taichi and not args.vkdiff_only else ('vkdiff',):
             py = sys.executable if backend == 'vkdiff' else args.taichi_python
             best = None
             for _ in range(args.repeat):
