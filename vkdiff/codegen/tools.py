@@ -1,7 +1,8 @@
 """Codegen stage: SPIR-V assembly text -> validated, optimised binary, through spirv-tools
 (`spirv-as`, `spirv-val`, `spirv-opt`) run as subprocesses. Results are cached in memory and on
 disk (`$VKDIFF_CACHE_DIR`, default `~/.cache/vkdiff/spirv`; `VKDIFF_CACHE=0` disables the disk
-cache), keyed by a hash of the assembly and the tools' identity."""
+cache), keyed by a hash of the assembly and the tools' identity; `cache.py` keeps the entries
+(checksummed on disk)."""
 import hashlib
 import os
 import shutil
@@ -9,10 +10,10 @@ import subprocess
 import tempfile
 
 from ..errors import CompileError, RuntimeError_
+from . import cache
 
 TARGET_ENV = 'vulkan1.1'
-CODEGEN_VERSION = '1'
-_memory = {}
+CODEGEN_VERSION = '2'  # 2: checksummed disk entries (cache.py)
 _tool_id = None
 
 
@@ -36,6 +37,8 @@ def tool_identity():
 
 
 def cache_dir():
+    """The disk cache directory (created if needed; OSError if it cannot be), or None when
+    VKDIFF_CACHE=0."""
     if os.environ.get('VKDIFF_CACHE', '1') == '0':
         return None
     d = os.environ.get('VKDIFF_CACHE_DIR') or os.path.join(
@@ -58,16 +61,9 @@ def _run(args, what, asm=None):
 def compile_asm(asm, optimize=True):
     """Assembly text -> optimised SPIR-V binary (bytes)."""
     key = hashlib.sha256((tool_identity() + str(optimize) + asm).encode()).hexdigest()
-    hit = _memory.get(key)
+    hit = cache.get(key, cache_dir)
     if hit is not None:
         return hit
-    d = cache_dir()
-    path = os.path.join(d, key + '.spv') if d else None
-    if path and os.path.exists(path):
-        with open(path, 'rb') as f:
-            data = f.read()
-        _memory[key] = data
-        return data
     with tempfile.TemporaryDirectory(prefix='vkdiff') as tmp:
         src, raw, opt = (os.path.join(tmp, n) for n in ('k.spvasm', 'k.spv', 'k.opt.spv'))
         with open(src, 'w') as f:
@@ -81,12 +77,7 @@ def compile_asm(asm, optimize=True):
             out = opt
         with open(out, 'rb') as f:
             data = f.read()
-    if path:
-        tmp_path = path + f'.{os.getpid()}.tmp'
-        with open(tmp_path, 'wb') as f:
-            f.write(data)
-        os.replace(tmp_path, path)
-    _memory[key] = data
+    cache.put(key, data, cache_dir)
     return data
 
 
