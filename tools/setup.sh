@@ -58,7 +58,7 @@ if ! "$PY" -c '' 2>/dev/null; then
     rm -rf "$VENV"
     python3 -m venv "$VENV"
 fi
-DEPS='numpy<2 pytest pillow glfw PyOpenGL'
+DEPS='numpy<2 pytest hypothesis pillow glfw PyOpenGL'
 if [ "$(cat "$VENV/.vkdiff-deps" 2>/dev/null)" != "$DEPS" ]; then
     say "venv: pip install $DEPS"
     "$PY" -m pip install -q --disable-pip-version-check $DEPS

@@ -104,7 +104,7 @@ class Tape:
         for e in self.entries:
             if e[0] == 'kernel':
                 inst, _ = e[1].instance(e[2])
-                launches.append((e[1].__name__, launch_summary(inst.tasks, _rt_args(e[1], e[2]))))
+                launches.append((e[1].__name__, launch_summary(inst, _rt_args(e[1], e[2]))))
         check_tape(launches)
 
     def grad(self):

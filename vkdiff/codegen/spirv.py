@@ -170,7 +170,7 @@ class TaskCodegen:
         gid3 = self.op('OpLoad', m.vector(u32, 3), self.gid_var)
         self.gid = self.op('OpCompositeExtract', u32, gid3, '0')
         nwg3 = self.op('OpLoad', m.vector(u32, 3), self.nwg_var)
-        nwg = self.op('OpCompositeExtract', u32, nwg3, '0')
+        nwg = self.nwg = self.op('OpCompositeExtract', u32, nwg3, '0')
         self.stride = self.op('OpIMul', u32, nwg, m.u32(LOCAL_SIZE))
         self.rng = None
         if any(s.op == 'random' for s in ir.walk(self.task.body)):
@@ -193,7 +193,9 @@ class TaskCodegen:
             self.label(end)
         self.emit('OpReturn')
         m.entry.append(f'OpEntryPoint GLCompute {fn} "main" ' + ' '.join(self.interface))
-        m.modes.append(f'OpExecutionMode {fn} LocalSize {LOCAL_SIZE} 1 1')
+        # a serial task runs on one invocation: a one-wide workgroup costs a CPU driver less
+        size = 1 if self.task.kind == 'serial' else LOCAL_SIZE
+        m.modes.append(f'OpExecutionMode {fn} LocalSize {size} 1 1')
         m.functions += [f'{fn} = OpFunction {void} None {m.function_type(void)}',
                         f'{entry_label} = OpLabel', *self.vars, *self.lines, 'OpFunctionEnd']
         return m.text()
@@ -365,6 +367,8 @@ class TaskCodegen:
         elif op in ('local_index', 'group_index'):
             self.values[s] = self.op('OpBitcast', self.t(T.i32), self.builtin_x(
                 'LocalInvocationId' if op == 'local_index' else 'WorkgroupId'))
+        elif op == 'group_count':
+            self.values[s] = self.op('OpBitcast', self.t(T.i32), self.nwg)
         elif op == 'wg_sum':
             self.values[s] = self.gen_wg_sum(s)
         else:

@@ -1,0 +1,36 @@
+"""The gradient fuzzer in CI (issue 9, "the guard"): a fixed, derandomized budget of random legal
+kernels (tests/autodiff/gradfuzz), each checked in f64: reverse mode (one Tape over all its
+launches) against central finite differences, and the dot test <JVP, u> = <VJP, u> (FwdMode vs
+Tape). tools/fuzz_gradients.py runs the same check for as long as you like.
+
+A failure prints the generated module (hypothesis shrinks it first); it runs on its own with
+`tools/fuzz_gradients.py --replay FILE`."""
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+
+from gradfuzz import check
+from gradfuzz.gen import ALL
+from gradfuzz.program import programs
+
+# TODO(issue 9 items 1-3): on main these known defects still give wrong gradients, and helper
+# adfix is fixing them; re-enable each feature here once its fix is on main:
+#   'toplocal'      item 1: a top-level local read by a later parallel loop loses its gradient
+#   'overwrite'     item 2: a field overwritten by a later kernel on one Tape
+#   'mat_rt_store'  item 3: matrix/vector field elements stored at run-time indices
+DISABLED = {'toplocal', 'overwrite', 'mat_rt_store'}
+FEATURES = ALL - DISABLED
+BUDGET = 12
+
+
+@settings(max_examples=BUDGET, derandomize=True, database=None, deadline=None,
+          phases=[Phase.explicit, Phase.generate, Phase.shrink],
+          suppress_health_check=list(HealthCheck))
+@given(programs(FEATURES, size='small'))
+def test_random_kernels_reverse_mode_matches_differences_and_forward_mode(program):
+    mod, _ = check.load(program.source)
+    try:
+        check.check(mod)
+    except check.Mismatch as e:
+        pytest.fail(f'{e}\n--- generated program ---\n{program.source}', pytrace=False)
+    finally:
+        check.unload(mod)

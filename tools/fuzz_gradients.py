@@ -1,0 +1,119 @@
+"""A long gradient-fuzzing campaign (issue 9, "the guard"): random legal kernels from
+tests/autodiff/gradfuzz, each checked in f64 (Tape vs central differences, and the dot test
+FwdMode vs Tape). Prints the count checked and the disagreements; saves each failing program's
+source (a module that runs on its own) with the details to --out.
+
+  .venv/bin/python tools/fuzz_gradients.py -n 10000                 # the campaign
+  .venv/bin/python tools/fuzz_gradients.py -n 200 --only toplocal   # one known-bug feature
+  .venv/bin/python tools/fuzz_gradients.py --shrink -n 500          # stop at the first failure, shrink it
+  .venv/bin/python tools/fuzz_gradients.py --replay fuzz-failures/case-3.py
+"""
+import argparse
+import os
+import sys
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, 'tests', 'autodiff')]
+
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+
+from gradfuzz import check  # noqa: E402
+from gradfuzz.gen import ALL, KNOWN_BUGS  # noqa: E402
+from gradfuzz.program import programs  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('-n', type=int, default=1000, help='programs to generate')
+    ap.add_argument('--seed', type=int, default=None, help='hypothesis seed (default: random)')
+    ap.add_argument('--size', default='full', choices=('small', 'full'))
+    ap.add_argument('--without', default='', help='comma-separated known-bug features to leave out: '
+                    + ', '.join(KNOWN_BUGS))
+    ap.add_argument('--only', default=None, help='comma-separated: generate only these known-bug features')
+    ap.add_argument('--out', default='fuzz-failures', help='folder for failing programs')
+    ap.add_argument('--shrink', action='store_true', help='stop at the first failure and shrink it')
+    ap.add_argument('--replay', default=None, help='check one saved program file')
+    a = ap.parse_args()
+    if a.replay:
+        return replay(a.replay)
+    features = set(ALL) if a.only is None else set(filter(None, a.only.split(',')))
+    features -= set(filter(None, a.without.split(',')))
+    os.makedirs(a.out, exist_ok=True)
+    stats = {'programs': 0, 'kernels': 0, 'disagreements': 0, 'errors': 0, 'fd': 0, 'skipped': 0}
+    t0 = time.time()
+
+    def record(program, text):
+        k = stats['disagreements'] + stats['errors']
+        # while shrinking, one file: the last failing program is the smallest
+        name = f'shrunk-{os.getpid()}.py' if a.shrink else f'case-{os.getpid()}-{k}.py'
+        path = os.path.join(a.out, name)
+        with open(path, 'w') as f:
+            f.write(program.source + '\n\n"""\n' + text.replace('"""', "'''") + '\n"""\n')
+        print(f'  saved {path}', flush=True)
+
+    @settings(max_examples=a.n, derandomize=False, database=None, deadline=None,
+              phases=[Phase.generate] + ([Phase.shrink] if a.shrink else []),
+              suppress_health_check=list(HealthCheck))
+    @given(programs(frozenset(features), a.size))
+    def one(program):
+        stats['programs'] += 1
+        stats['kernels'] += program.kernels
+        try:
+            mod, _ = check.load(program.source)
+        except Exception:
+            stats['errors'] += 1
+            msg = traceback.format_exc()
+            print(f'#{stats["programs"]}: ERROR\n{msg}', flush=True)
+            record(program, msg)
+            if a.shrink:
+                raise
+            return
+        try:
+            r = check.check(mod)
+            stats['fd'] += r['fd_checked']
+            stats['skipped'] += r['fd_skipped']
+        except Exception as e:
+            stats['disagreements' if isinstance(e, check.Mismatch) else 'errors'] += 1
+            msg = str(e) if isinstance(e, check.Mismatch) else traceback.format_exc()
+            print(f'#{stats["programs"]}: {type(e).__name__}\n{msg}', flush=True)
+            record(program, msg)
+            if a.shrink:
+                raise
+        finally:
+            check.unload(mod)
+        if stats['programs'] % 25 == 0:
+            report(stats, t0)
+
+    if a.seed is not None:
+        one = __import__('hypothesis').seed(a.seed)(one)
+    try:
+        one()
+    except Exception as e:
+        print(f'\nshrunk failing program (last one saved in {a.out}):\n{e}')
+    report(stats, t0)
+    return 1 if stats['disagreements'] or stats['errors'] else 0
+
+
+def report(stats, t0):
+    print(f'[{time.time() - t0:7.0f}s] programs {stats["programs"]}, kernels {stats["kernels"]}, '
+          f'directional checks {stats["fd"]} (skipped as non-smooth {stats["skipped"]}), '
+          f'disagreements {stats["disagreements"]}, errors {stats["errors"]}', flush=True)
+
+
+def replay(path):
+    with open(path) as f:
+        source = f.read()
+    mod, _ = check.load(source)
+    try:
+        print(check.check(mod))
+        print('agrees')
+        return 0
+    except check.Mismatch as e:
+        print(f'DISAGREES:\n{e}')
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
