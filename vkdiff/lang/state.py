@@ -20,10 +20,15 @@ lock = threading.RLock()
 
 def synchronized(fn):
     """Run `fn` holding the program lock (re-entrant: a locked call may make others)."""
+    acquire, release = lock.acquire, lock.release  # (cheaper than `with lock:`)
+
     @functools.wraps(fn)
     def locked(*args, **kwargs):
-        with lock:
+        acquire()
+        try:
             return fn(*args, **kwargs)
+        finally:
+            release()
     return locked
 
 
