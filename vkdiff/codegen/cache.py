@@ -95,6 +95,15 @@ def get(key, dir_fn):
     return data
 
 
+def contains(key, dir_fn):
+    """Whether get(key) would find an entry (in memory, or a file on disk, not yet checked)."""
+    with _lock:
+        if key in _memory:
+            return True
+    d = _directory(dir_fn)
+    return d is not None and os.path.exists(os.path.join(d, key + SUFFIX))
+
+
 def put(key, data, dir_fn):
     with _lock:
         _memory[key] = data

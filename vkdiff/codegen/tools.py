@@ -102,10 +102,10 @@ def cache_dir():
     return d
 
 
-def _run(args, what, asm=None):
-    r = subprocess.run(args, capture_output=True, text=True)
+def _run(args, what, asm=None, stdin=None):
+    r = subprocess.run(args, capture_output=True, text=stdin is None, input=stdin)
     if r.returncode != 0:
-        msg = f'internal: {what} failed:\n{r.stderr.strip() or r.stdout.strip()}'
+        msg = f'internal: {what} failed:\n{_err_text(r)}'
         if asm is not None:
             numbered = '\n'.join(f'{i + 1:4d}  {l}' for i, l in enumerate(asm.splitlines()))
             msg += f'\n--- generated SPIR-V ---\n{numbered}'
@@ -113,25 +113,37 @@ def _run(args, what, asm=None):
     return r
 
 
+def _err_text(r):
+    """stderr, else stdout where that is text (not a binary module)."""
+    err = r.stderr if isinstance(r.stderr, str) else r.stderr.decode(errors='replace')
+    return err.strip() or (r.stdout.strip() if isinstance(r.stdout, str) else '')
+
+
+def _key(asm, optimize):
+    return hashlib.sha256((tool_identity() + str(optimize) + asm).encode()).hexdigest()
+
+
+def is_cached(asm, optimize=True):
+    """True if compile_asm(asm) would not run the SPIR-V tools (in memory or on disk)."""
+    return cache.contains(_key(asm, optimize), cache_dir)
+
+
 def compile_asm(asm, optimize=True):
-    """Assembly text -> optimised SPIR-V binary (bytes)."""
-    key = hashlib.sha256((tool_identity() + str(optimize) + asm).encode()).hexdigest()
+    """Assembly text -> optimised SPIR-V binary (bytes). Thread-safe (compile several at once)."""
+    key = _key(asm, optimize)
     hit = cache.get(key, cache_dir)
     if hit is not None:
         return hit
-    with tempfile.TemporaryDirectory(prefix='vkdiff') as tmp:
-        src, raw, opt = (os.path.join(tmp, n) for n in ('k.spvasm', 'k.spv', 'k.opt.spv'))
-        with open(src, 'w') as f:
-            f.write(asm)
-        _run([_tool('spirv-as'), '--target-env', TARGET_ENV, src, '-o', raw], 'spirv-as', asm)
-        _run([_tool('spirv-val'), '--target-env', TARGET_ENV, raw], 'spirv-val', asm)
-        out = raw
-        if optimize:
-            _run([_tool('spirv-opt'), '-O', f'--target-env={TARGET_ENV}', raw, '-o', opt],
-                 'spirv-opt', asm)
-            out = opt
-        with open(out, 'rb') as f:
-            data = f.read()
+    # through pipes, two processes: spirv-opt validates its input (as spirv-val does) before
+    # optimising, so a separate spirv-val runs only when not optimising
+    raw = _run([_tool('spirv-as'), '--target-env', TARGET_ENV, '-', '-o', '-'], 'spirv-as', asm,
+               asm.encode()).stdout
+    if optimize:
+        data = _run([_tool('spirv-opt'), '-O', f'--target-env={TARGET_ENV}', '-', '-o', '-'],
+                    'spirv-opt (validation and optimisation)', asm, raw).stdout
+    else:
+        _run([_tool('spirv-val'), '--target-env', TARGET_ENV, '-'], 'spirv-val', asm, raw)
+        data = raw
     cache.put(key, data, cache_dir)
     return data
 
