@@ -198,6 +198,7 @@ def clamp(x, lo, hi):
     return min(hi, max(lo, x))  # Taichi's operand order (matters for NaN)
 
 
+@state.synchronized
 def sync():
     """Wait for every queued launch to finish."""
     if state.has_runtime():

@@ -152,6 +152,7 @@ class Field:
             out.append(k)
         return tuple(out)
 
+    @state.synchronized
     def __getitem__(self, key):
         """A number, or for a vector/matrix field a Vector/Matrix whose entries read and write
         the field (Taichi's host access: `v[i][0] -= 1` changes the field)."""
@@ -161,6 +162,7 @@ class Field:
         from .proxy import element
         return element(self, idx)
 
+    @state.synchronized
     def __setitem__(self, key, value):
         idx = self._index(key)
         t = type(value)
@@ -176,6 +178,7 @@ class Field:
                                'only available in Taichi scope (use x.to_numpy() or '
                                'ti.grouped(x))')
 
+    @state.synchronized
     def to_numpy(self, dtype=None, keep_dims=False):
         """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
         `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
@@ -187,6 +190,7 @@ class Field:
             a = a.reshape(self.shape + (es[0],))
         return a.astype(dtype) if dtype is not None else a
 
+    @state.synchronized
     def from_numpy(self, arr):
         """Copy an array of shape `shape + elem_shape` (a vector field also takes
         `shape + (n, 1)`) into the field. The whole input is converted and checked first: a
@@ -222,6 +226,7 @@ class Field:
             a = a.reshape(want)
         return a
 
+    @state.synchronized
     def fill(self, value):
         """Set every element (every component of a vector/matrix field) to `value`; a float
         into an integer field truncates, as in Taichi. Checked before anything is written."""
@@ -239,6 +244,7 @@ class Field:
             return
         self.storage.for_host_overwrite()[...] = v
 
+    @state.synchronized
     def copy_from(self, other):
         if not isinstance(other, Field):
             raise VkdiffTypeError(f'copy_from: field {self.name} copies from another field, got '
