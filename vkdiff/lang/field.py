@@ -82,7 +82,7 @@ class Field:
     # ---------------------------------------------------------------- host access
     def _index(self, key):
         shape = self.shape
-        if key is None or key == ():
+        if key is None or (isinstance(key, tuple) and not key):
             key = ()
         elif not isinstance(key, tuple):
             key = (key,)
@@ -170,7 +170,7 @@ def rt_storage(rt, shape, dtype, name=None):
 
 
 def _norm_shape(shape):
-    if shape is None or shape == ():
+    if shape is None or (isinstance(shape, tuple) and not shape):
         return ()
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
