@@ -177,7 +177,7 @@ def main():
     if have_taichi:
         ex_root = subprocess.run([args.taichi_python, '-c', 'import taichi, os; print(os.path.join('
                                   'os.path.dirname(taichi.__file__), "examples"))'],
-                                 capture_output=True, text=True).stdout.strip()
+                                 capture_output=True, text=True).stdout.strip().splitlines()[-1]
     progs = [(n, k, os.path.join(PROGRAMS, p)) for n, k, p in OWN]
     if ex_root:
         progs += [(n, k, os.path.join(ex_root, p)) for n, k, p in EXAMPLES]

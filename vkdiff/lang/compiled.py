@@ -30,12 +30,14 @@ class CompiledTask:
         reads, writes = task.accesses()
         self.read_fields, self.write_fields = reads, writes
         int_view = fields_needing_int_view(list(ir.walk(task.body)), rt.features)
+        self.total = task.loop.args[0] if task.kind == 'parallel' else None
+        known = self.total is not None and all(x.op != 'gload' and x.op != 'arg'
+                                               for x in ir.dependencies([self.total]))
+        self.local_size = LOCAL_SIZE
         self.asm = TaskCodegen(task, self.fields, push, rt.features, int_view).generate()
-        self.binary = tools.compile_asm(self.asm)
-        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], self.binary, push.size)
+        self.binary = self.algo = None  # made by finish(), after the SPIR-V tools ran
         self.reads = [f.storage for f in reads]
         self.writes = [f.storage for f in writes]
-        self.total = task.loop.args[0] if task.kind == 'parallel' else None
         # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
         # launched when the reduction ran as one workgroup, which then adds its sum itself
         self.finishing = getattr(task, 'finishes', None) is not None
@@ -45,9 +47,12 @@ class CompiledTask:
             self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
         self.per_thread, self.min_groups = _cpu_geometry(rt)
         self.fixed = None  # the geometry of a trip count known at compile time
-        if self.total is not None and all(x.op != 'gload' and x.op != 'arg'
-                                          for x in ir.dependencies([self.total])):
+        if known:
             self.fixed = self.groups(())
+
+    def finish(self, rt, push, binary):
+        self.binary = binary
+        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], binary, push.size)
 
     def groups(self, args):
         """Workgroups for this launch, from the trip count when the host knows it (constants,
@@ -60,9 +65,10 @@ class CompiledTask:
         n = _host_eval(self.total, args, True)
         if n is None:
             return min(self.min_groups, self.max_groups) if self.per_thread > 1 else self.max_groups
-        groups = -(-n // LOCAL_SIZE)
+        size = self.local_size
+        groups = -(-n // size)
         if self.per_thread > 1:  # CPU driver: several iterations per invocation, but all cores busy
-            groups = min(groups, max(self.min_groups, -(-n // (LOCAL_SIZE * self.per_thread))))
+            groups = min(groups, max(self.min_groups, -(-n // (size * self.per_thread))))
         return max(1, min(groups, self.max_groups))
 
 
@@ -147,6 +153,20 @@ def _host_load(s, args):
     return v.item() if field.dtype.is_float else int(v)
 
 
+def _compile_all(asms):
+    """SPIR-V binaries of the tasks' assembly; the SPIR-V tools of tasks not in the caches run in
+    parallel threads (they are subprocesses: the GIL is released while they run)."""
+    todo = [a for a in set(asms) if not tools.is_cached(a)]
+    if len(todo) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        import os
+        with ThreadPoolExecutor(min(len(todo), os.cpu_count() or 2, 8)) as pool:
+            done = dict(zip(todo, pool.map(tools.compile_asm, todo)))
+    else:
+        done = {}
+    return [done.get(a) or tools.compile_asm(a) for a in asms]
+
+
 class TaskList:
     """Compiled tasks launched in order with one set of push constants (a kernel, or its adjoint)."""
 
@@ -165,6 +185,8 @@ class TaskList:
             for u in optimize_reductions(t, rt.features, reduction_groups(rt), _is_cpu_driver(rt),
                                          rt.limits.get('max_storage_buffers_per_stage')):
                 self.ctasks.append(CompiledTask(u, push, rt))
+        for ct, binary in zip(self.ctasks, _compile_all([ct.asm for ct in self.ctasks])):
+            ct.finish(rt, push, binary)
 
     def pack(self, args):
         rt = state.runtime()

@@ -86,6 +86,13 @@ def _annotation_kind(ann, value):
                            '(use ti.f32, ti.i32, ti.f64, float, int or ti.template())') from None
 
 
+def _static_kind(ann):
+    try:
+        return _annotation_kind(ann, None)
+    except CompileError as e:
+        return e
+
+
 def _bind(sig, args, kwargs):
     """All the arguments of a kernel call, in order: keywords and default values filled in."""
     if not kwargs and len(args) >= len(sig.parameters):
@@ -114,10 +121,17 @@ class Kernel:
         if len(args) != len(self.params):
             raise VkdiffError(f'kernel {self.fn.__name__} takes {len(self.params)} arguments, '
                               f'got {len(args)}')
+        kinds = self.__dict__.get('_kinds')
+        if kinds is None:  # explicit annotations resolve once (a launch is on the hot path)
+            kinds = self._kinds = [None if p.annotation is inspect.Parameter.empty else
+                                   _static_kind(p.annotation) for p in self.params]
         key, runtime_args = [], []
-        for p, a in zip(self.params, args):
+        for p, a, kind in zip(self.params, args, kinds):
             try:
-                kind = _annotation_kind(p.annotation, a)
+                if kind is None:
+                    kind = _annotation_kind(p.annotation, a)
+                elif isinstance(kind, CompileError):
+                    raise kind
             except CompileError as e:
                 raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
