@@ -132,3 +132,11 @@ def test_kompute_sources_unpacks_a_cached_sdist_and_checks_its_hash(tmp_path, mo
     monkeypatch.setenv('VKDIFF_KOMPUTE_SRC', str(tmp_path))
     with pytest.raises(OSError, match='VKDIFF_KOMPUTE_SRC'):
         ks.find()
+
+
+def test_missing_native_module_points_at_doctor(monkeypatch):
+    from vkdiff.runtime import program
+    monkeypatch.setitem(sys.modules, 'vkdiff.runtime._vkrt', None)  # import fails
+    monkeypatch.delattr('vkdiff.runtime._vkrt', raising=False)
+    with pytest.raises(ti.VkdiffError, match='python -m vkdiff doctor'):
+        program._load_native()

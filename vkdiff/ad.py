@@ -282,3 +282,12 @@ def hvp(loss, param, v, fn, *args, **kwargs):
 def _flat(v):
     import numpy as np
     return np.asarray(v.to_numpy() if hasattr(v, 'to_numpy') else v, dtype=np.float64).ravel()
+
+
+def no_grad(func):
+    """`@ti.ad.no_grad`: a Python function whose launches a Tape records with an empty gradient
+    (and FwdMode with no tangent): its outputs count as constants for autodiff."""
+    decorated = grad_replaced(func)
+    decorated.grad = lambda *args, **kwargs: None
+    decorated.jvp = lambda *args, **kwargs: None
+    return decorated
