@@ -99,13 +99,11 @@ class Tape:
         return to_dot(self)
 
     def check(self):
-        from .autodiff.access_rules import check_tape, launch_summary
-        launches = []
-        for e in self.entries:
-            if e[0] == 'kernel':
-                inst, _ = e[1].instance(e[2])
-                launches.append((e[1].__name__, launch_summary(inst, _rt_args(e[1], e[2]))))
-        check_tape(launches)
+        from .autodiff.access_rules import check_tape, launch_summary, written_fields
+        kernels = [(e[1], e[1].instance(e[2])[0], e[2]) for e in self.entries if e[0] == 'kernel']
+        written = frozenset().union(*(written_fields(inst) for _, inst, _ in kernels))
+        check_tape([(k.__name__, launch_summary(inst, _rt_args(k, args), written))
+                    for k, inst, args in kernels], written)
 
     def grad(self):
         for e in reversed(self.entries):
@@ -238,6 +236,7 @@ class FwdMode:
 
     def __exit__(self, exc_type, exc, tb):
         state.fwd = None
+        self.param.dual.fill(0)  # the seed is cleared on exit, as in Taichi; tangents stay
         return False
 
 
@@ -268,14 +267,25 @@ def hvp(loss, param, v, fn, *args, **kwargs):
         fn(*args, **kwargs)
     clear_all_gradients('grad')
     loss.grad.fill(1)
+    param.dual.from_numpy(fwd.seed)  # the adjoints' tangents need the seed FwdMode cleared
     for kernel, kargs in reversed(fwd.recorded):
         if not hasattr(kernel, 'instance'):
             raise AutodiffError(f'hvp cannot go through the custom operation {kernel.__name__}')
         inst, rargs = kernel.instance(kargs)
         inst.adjoint().tangent().launch(rargs)
+    param.dual.fill(0)
     return param.grad.dual.to_numpy()
 
 
 def _flat(v):
     import numpy as np
     return np.asarray(v.to_numpy() if hasattr(v, 'to_numpy') else v, dtype=np.float64).ravel()
+
+
+def no_grad(func):
+    """`@ti.ad.no_grad`: a Python function whose launches a Tape records with an empty gradient
+    (and FwdMode with no tangent): its outputs count as constants for autodiff."""
+    decorated = grad_replaced(func)
+    decorated.grad = lambda *args, **kwargs: None
+    decorated.jvp = lambda *args, **kwargs: None
+    return decorated

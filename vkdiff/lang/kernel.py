@@ -39,10 +39,34 @@ class KernelIR:
         from .field import Field
         if self.ret_type is None:
             raise error('this kernel has no return type annotation (-> ti.f32 etc.)')
+        if T.is_tensor_type(self.ret_type):
+            return self._set_tensor_return(value)
+        value = ops.cast(value, self.ret_type)
+        if self.ret_type is T.u1:  # returned as 0 / 1, as Taichi does
+            value = ops.cast(value, T.i32)
         if self.ret_field is None:
-            self.ret_field = Field(self.ret_type, (), name=f'{self.name}.return')
+            self.ret_field = Field(T.i32 if self.ret_type is T.u1 else self.ret_type, (),
+                                   name=f'{self.name}.return')
         from ..frontend.lvalues import FieldElem
-        FieldElem(self.ret_field, []).store(ops.cast(value, self.ret_type))
+        FieldElem(self.ret_field, []).store(value)
+
+
+    def _set_tensor_return(self, value):
+        """`-> ti.types.vector(3, ti.f32)` (or a matrix type): the entries go to a 0-D vector or
+        matrix field, read back as a Vector / Matrix."""
+        from .field import Field
+        from .matrix import Matrix
+        from ..frontend.lvalues import FieldElem
+        rt = self.ret_type
+        shape = (rt.n,) if not hasattr(rt, 'm') else (rt.n, rt.m)
+        n = rt.n * getattr(rt, 'm', 1)
+        if not isinstance(value, Matrix) or len(value.entries) != n:
+            raise error(f'this kernel returns {rt!r}; got {value!r}')
+        dt = T.resolve(rt.dtype)
+        if self.ret_field is None:
+            self.ret_field = Field(dt, (), shape, name=f'{self.name}.return')
+        for k, e in enumerate(value.entries):
+            FieldElem(self.ret_field, [], comp=k).store(ops.cast(e, dt))
 
 
 def _at_def(fn, message):
@@ -79,6 +103,10 @@ def _annotation_kind(ann, value):
     if T.is_tensor_type(ann):
         raise CompileError(f'{ann!r} kernel arguments are not supported; pass scalars (or put the '
                            'vector in a field)')
+    if ann is T.u1:
+        return T.i32  # a ti.u1 argument is passed as 0 / 1
+    if isinstance(ann, T.DataType) and ann.is_narrow:
+        return ann.reg  # 8/16-bit arguments are passed in 32 bits
     try:
         return T.resolve(ann)
     except TypeError:
@@ -158,7 +186,7 @@ class Kernel:
         kir = KernelIR(self.fn.__name__)
         ret = self.sig.return_annotation
         if ret is not inspect.Signature.empty and ret is not None:
-            kir.ret_type = T.resolve(ret)
+            kir.ret_type = ret if T.is_tensor_type(ret) else T.resolve(ret)
         em = Emitter()
         em.kernel_ir = kir
         with emitting(em), em.open(kir.body):
@@ -174,6 +202,7 @@ class Kernel:
             fb.build_body(fb.fdef.body)
         return kir
 
+    @state.synchronized
     def __call__(self, *args, **kwargs):
         args = _bind(self.sig, args, kwargs)
         inst, rargs = self.instance(args)
@@ -191,11 +220,13 @@ class Kernel:
         argument."""
         return self if obj is None else _BoundKernel(self, obj)
 
+    @state.synchronized
     def ir(self, *args):
         """The IR of this kernel's tasks for the given arguments, as text."""
         inst, _ = self.instance(args)
         return inst.ir()
 
+    @state.synchronized
     def spirv(self, *args):
         inst, _ = self.instance(args)
         return inst.spirv()
@@ -207,6 +238,7 @@ class AdjointKernel:
     def __init__(self, primal):
         self.primal = primal
 
+    @state.synchronized
     def __call__(self, *args, **kwargs):
         args = _bind(self.primal.sig, args, kwargs)
         inst, rargs = self.primal.instance(args)
@@ -217,10 +249,12 @@ class AdjointKernel:
             check_overflow(adjoint)
         return result
 
+    @state.synchronized
     def ir(self, *args):
         inst, _ = self.primal.instance(args)
         return inst.adjoint().ir()
 
+    @state.synchronized
     def spirv(self, *args):
         inst, _ = self.primal.instance(args)
         return inst.adjoint().spirv()

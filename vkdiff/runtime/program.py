@@ -35,7 +35,7 @@ class Storage:
         if n > limit:
             raise RuntimeError_(f'{what} exceeds this device\'s maxStorageBufferRange '
                                 f'({limit} bytes); split it into several fields')
-        self.nbytes = max(n, 4)
+        self.nbytes = max((n + 3) // 4 * 4, 4)  # whole 32-bit words (8/16-bit fields pack)
         try:
             self.buf = rt.device.buffer(self.nbytes)
         except MemoryError as e:  # the native module's OutOfMemoryError, or std::bad_alloc
