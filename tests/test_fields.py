@@ -302,3 +302,17 @@ def test_from_numpy_upload_canary(dt):
     np.testing.assert_array_equal(x.to_numpy(), a * 2)
     for i in range(0, n, 97):
         assert y[i] == a[i]
+
+
+def test_numpy_integer_indices_and_shapes():
+    """numpy scalars as indices and shapes (numpy 2: `np.int32(0) == ()` is an empty array,
+    whose truth value is an error, not False)."""
+    x = ti.field(ti.i32, shape=np.int64(3))
+    assert x.shape == (3,)
+    x[np.int32(1)] = 7
+    x[np.int64(2)] = 9
+    assert x[np.int32(1)] == 7 and x[np.uint8(2)] == 9
+    v = ti.Vector.field(2, ti.i32, shape=(np.int32(2),))
+    v[np.int32(0)] = [3, 4]
+    assert v[np.int32(0)][np.int32(1)] == 4
+    assert x.to_numpy().tolist() == [0, 7, 9]

@@ -242,6 +242,7 @@ class FwdMode:
 
     def __exit__(self, exc_type, exc, tb):
         state.fwd = None
+        self.param.dual.fill(0)  # the seed is cleared on exit, as in Taichi; tangents stay
         return False
 
 
@@ -272,11 +273,13 @@ def hvp(loss, param, v, fn, *args, **kwargs):
         fn(*args, **kwargs)
     clear_all_gradients('grad')
     loss.grad.fill(1)
+    param.dual.from_numpy(fwd.seed)  # the adjoints' tangents need the seed FwdMode cleared
     for kernel, kargs in reversed(fwd.recorded):
         if not hasattr(kernel, 'instance'):
             raise AutodiffError(f'hvp cannot go through the custom operation {kernel.__name__}')
         inst, rargs = kernel.instance(kargs)
         inst.adjoint().tangent().launch(rargs)
+    param.dual.fill(0)
     return param.grad.dual.to_numpy()
 
 

@@ -127,7 +127,7 @@ def element(value, dtype, elem_shape, what, truncate=False):
 
 def shape(s, what='shape'):
     """A field shape: an int or a tuple of positive ints."""
-    if s is None or s == ():
+    if s is None or (isinstance(s, tuple) and not s):
         return ()
     if isinstance(s, (bool, np.bool_)):
         raise VkdiffTypeError(f'{what} must be an int or a tuple of ints, got {s!r}')
