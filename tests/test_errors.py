@@ -180,9 +180,9 @@ def test_unsupported_expression():
     @ti.kernel
     def k():
         for i in x:
-            x[i] = [j for j in range(3)][0]
+            x[i] = len({j for j in range(3)})
 
-    _compile_error(k, line_text='x[i] = [j for j in range(3)][0]')
+    _compile_error(k, line_text='x[i] = len({j for j in range(3)})')
 
 
 def test_lambda_in_kernel():
@@ -458,6 +458,7 @@ def test_bad_scalar_argument_value_is_a_clear_error():
             x[i] = a
 
     k(1.5)
-    with pytest.raises(ti.VkdiffError, match='bad kernel arguments'):
+    with pytest.raises(ti.VkdiffError, match="kernel k: argument 'a' .*got str 'nope'") as e:
         k('nope')
+    assert isinstance(e.value, TypeError)
     np.testing.assert_array_equal(x.to_numpy(), [1.5, 1.5])  # data intact

@@ -30,12 +30,18 @@ class Tape:
             from .autodiff.tape_validation import ReadLog
             self._reads = ReadLog()
         if loss is not None:
+            from .errors import AutodiffArgumentError, VkdiffTypeError
+            from .lang.field import Field
+            if not isinstance(loss, Field):
+                raise VkdiffTypeError(f'Tape(loss=...) needs a 0-D float field with '
+                                      f'needs_grad=True, got {type(loss).__name__} {loss!r}')
             if loss.shape != ():
-                raise AutodiffError(f'Tape(loss=...) needs a 0-D field; {loss.name} has shape '
-                                    f'{loss.shape} (use kernel.grad() for other outputs)')
+                raise AutodiffArgumentError(f'Tape(loss=...) needs a 0-D field; {loss.name} has '
+                                            f'shape {loss.shape} (use kernel.grad() for other '
+                                            'outputs)')
             if loss.grad is None:
-                raise AutodiffError(f'the loss {loss.name} has no gradient: declare it with '
-                                    'needs_grad=True')
+                raise AutodiffArgumentError(f'the loss {loss.name} has no gradient: declare it '
+                                            'with needs_grad=True')
 
     def __enter__(self):
         if state.tape is not None:
@@ -99,23 +105,35 @@ class Tape:
         return to_dot(self)
 
     def check(self):
-        from .autodiff.access_rules import check_tape, launch_summary
-        launches = []
-        for e in self.entries:
-            if e[0] == 'kernel':
-                inst, _ = e[1].instance(e[2])
-                launches.append((e[1].__name__, launch_summary(inst, _rt_args(e[1], e[2]))))
-        check_tape(launches)
+        from .autodiff.access_rules import check_tape, launch_summary, written_fields
+        kernels = [(e[1], e[1].instance(e[2])[0], e[2]) for e in self.entries if e[0] == 'kernel']
+        written = frozenset().union(*(written_fields(inst) for _, inst, _ in kernels))
+        check_tape([(k.__name__, launch_summary(inst, _rt_args(k, args), written))
+                    for k, inst, args in kernels], written)
 
     def grad(self):
         for e in reversed(self.entries):
-            if e[0] == 'kernel':
+            if e[0] == 'kernel' and state.fwd is not None:
+                _adjoint_tangent(e[1], e[2])
+            elif e[0] == 'kernel':
                 e[1].grad(*e[2])
             else:
                 fn, args, kwargs = e[1], e[2], e[3]
                 if fn.grad is None:
                     raise AutodiffError(f'{fn.__name__} is grad_replaced but has no grad_for function')
                 fn.grad(*args, **kwargs)
+
+
+def _adjoint_tangent(kernel, args):
+    """A Tape closing inside a FwdMode block: the adjoint runs as a tangent kernel
+    (forward-over-reverse), so gradients that have a dual get the directional derivative of the
+    gradient, and the gradients themselves are the same as without FwdMode."""
+    inst, rargs = kernel.instance(args)
+    adjoint = inst.adjoint()
+    adjoint.tangent().launch(rargs)
+    if adjoint.overflow_flags:
+        from .autodiff.reverse import check_overflow
+        check_overflow(adjoint)
 
 
 def gradcheck(loss, params, fn, *args, **kwargs):
@@ -209,8 +227,9 @@ class FwdMode:
         self.recorded = []
 
     def __enter__(self):
-        if state.fwd is not None or state.tape is not None:
-            raise VkdiffError('FwdMode cannot be nested in another FwdMode or a Tape')
+        if state.fwd is not None:
+            raise VkdiffError('FwdMode blocks cannot be nested (one inside a Tape, or a Tape '
+                              'inside one, is fine)')
         if self.clear:
             clear_all_gradients('dual')
         self.param.dual.from_numpy(self.seed)
@@ -223,6 +242,7 @@ class FwdMode:
 
     def __exit__(self, exc_type, exc, tb):
         state.fwd = None
+        self.param.dual.fill(0)  # the seed is cleared on exit, as in Taichi; tangents stay
         return False
 
 
@@ -253,14 +273,25 @@ def hvp(loss, param, v, fn, *args, **kwargs):
         fn(*args, **kwargs)
     clear_all_gradients('grad')
     loss.grad.fill(1)
+    param.dual.from_numpy(fwd.seed)  # the adjoints' tangents need the seed FwdMode cleared
     for kernel, kargs in reversed(fwd.recorded):
         if not hasattr(kernel, 'instance'):
             raise AutodiffError(f'hvp cannot go through the custom operation {kernel.__name__}')
         inst, rargs = kernel.instance(kargs)
         inst.adjoint().tangent().launch(rargs)
+    param.dual.fill(0)
     return param.grad.dual.to_numpy()
 
 
 def _flat(v):
     import numpy as np
     return np.asarray(v.to_numpy() if hasattr(v, 'to_numpy') else v, dtype=np.float64).ravel()
+
+
+def no_grad(func):
+    """`@ti.ad.no_grad`: a Python function whose launches a Tape records with an empty gradient
+    (and FwdMode with no tangent): its outputs count as constants for autodiff."""
+    decorated = grad_replaced(func)
+    decorated.grad = lambda *args, **kwargs: None
+    decorated.jvp = lambda *args, **kwargs: None
+    return decorated

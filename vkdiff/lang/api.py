@@ -29,7 +29,8 @@ def grouped(x):
         from .field import Field
         import itertools
         if isinstance(x, Field):
-            return itertools.product(*[range(n) for n in x.shape])
+            off = x.offset or (0,) * len(x.shape)
+            return itertools.product(*[range(o, o + n) for n, o in zip(x.shape, off)])
         return iter(x)
     return Grouped(x)
 
@@ -98,6 +99,7 @@ def _atomic(fn):
 atomic_add, atomic_sub = _atomic('add'), _atomic('sub')
 atomic_min, atomic_max = _atomic('min'), _atomic('max')
 atomic_and, atomic_or, atomic_xor = _atomic('band'), _atomic('bor'), _atomic('bxor')
+atomic_mul = _atomic('mul')
 
 
 def _unary(name):
@@ -126,11 +128,12 @@ def pow(x, y):
 
 
 def _reduce(fn, args):
+    """ti.max(a, b, c) = max(a, max(b, c)): Taichi's order (it matters for NaN)."""
     if len(args) == 1:
         args = tuple(args[0])
-    acc = args[0]
-    for a in args[1:]:
-        acc = ops.binary(fn, acc, a)
+    acc = args[-1]
+    for a in reversed(args[:-1]):
+        acc = ops.binary(fn, a, acc)
     return acc
 
 
@@ -192,9 +195,10 @@ def isinf(x):
 
 
 def clamp(x, lo, hi):
-    return min(max(x, lo), hi)
+    return min(hi, max(lo, x))  # Taichi's operand order (matters for NaN)
 
 
+@state.synchronized
 def sync():
     """Wait for every queued launch to finish."""
     if state.has_runtime():

@@ -9,7 +9,9 @@ from ..codegen.spirv import LOCAL_SIZE, PushLayout, TaskCodegen
 from ..passes.lower import lower_task
 from ..passes.reduction import optimize_reductions
 from ..passes.tasks import split_tasks
+from ..errors import KernelArgumentError, VkdiffError
 from . import loop_guard, state
+from .convert import arg_converter
 
 
 class CompiledTask:
@@ -32,12 +34,14 @@ class CompiledTask:
         reads, writes = task.accesses()
         self.read_fields, self.write_fields = reads, writes
         int_view = fields_needing_int_view(list(ir.walk(task.body)), rt.features)
+        self.total = task.loop.args[0] if task.kind == 'parallel' else None
+        known = self.total is not None and all(x.op != 'gload' and x.op != 'arg'
+                                               for x in ir.dependencies([self.total]))
+        self.local_size = LOCAL_SIZE
         self.asm = TaskCodegen(task, self.fields, push, rt.features, int_view).generate()
-        self.binary = tools.compile_asm(self.asm)
-        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], self.binary, push.size)
+        self.binary = self.algo = None  # made by finish(), after the SPIR-V tools ran
         self.reads = [f.storage for f in reads]
         self.writes = [f.storage for f in writes]
-        self.total = task.loop.args[0] if task.kind == 'parallel' else None
         # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
         # launched when the reduction ran as one workgroup, which then adds its sum itself
         self.finishing = getattr(task, 'finishes', None) is not None
@@ -46,9 +50,12 @@ class CompiledTask:
             # a reduction: its partials have room for this many workgroups at most
             self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
         self.fixed = None  # the geometry of a trip count known at compile time
-        if self.total is not None and all(x.op != 'gload' and x.op != 'arg'
-                                          for x in ir.dependencies([self.total])):
+        if known:
             self.fixed = self.groups(())
+
+    def finish(self, rt, push, binary):
+        self.binary = binary
+        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], binary, push.size)
 
     def groups(self, args):
         """Workgroups for this launch, from the trip count when the host knows it (constants,
@@ -61,9 +68,10 @@ class CompiledTask:
         n = _host_eval(self.total, args, True)
         if n is None:
             return min(self.min_groups, self.max_groups) if self.per_thread > 1 else self.max_groups
-        groups = -(-n // LOCAL_SIZE)
+        size = self.local_size
+        groups = -(-n // size)
         if self.per_thread > 1:  # CPU driver: several iterations per invocation, but all cores busy
-            groups = min(groups, max(self.min_groups, -(-n // (LOCAL_SIZE * self.per_thread))))
+            groups = min(groups, max(self.min_groups, -(-n // (size * self.per_thread))))
         return max(1, min(groups, self.max_groups))
 
 
@@ -148,6 +156,20 @@ def _host_load(s, args):
     return v.item() if field.dtype.is_float else int(v)
 
 
+def _compile_all(asms):
+    """SPIR-V binaries of the tasks' assembly; the SPIR-V tools of tasks not in the caches run in
+    parallel threads (they are subprocesses: the GIL is released while they run)."""
+    todo = [a for a in set(asms) if not tools.is_cached(a)]
+    if len(todo) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        import os
+        with ThreadPoolExecutor(min(len(todo), os.cpu_count() or 2, 8)) as pool:
+            done = dict(zip(todo, pool.map(tools.compile_asm, todo)))
+    else:
+        done = {}
+    return [done.get(a) or tools.compile_asm(a) for a in asms]
+
+
 class TaskList:
     """Compiled tasks launched in order with one set of push constants (a kernel, or its adjoint)."""
 
@@ -166,19 +188,23 @@ class TaskList:
             for u in optimize_reductions(t, rt.features, reduction_groups(rt), _is_cpu_driver(rt),
                                          rt.limits.get('max_storage_buffers_per_stage')):
                 self.ctasks.append(CompiledTask(u, push, rt))
+        for ct, binary in zip(self.ctasks, _compile_all([ct.asm for ct in self.ctasks])):
+            ct.finish(rt, push, binary)
 
     def pack(self, args):
         rt = state.runtime()
         try:
             values = [c(a) for c, a in zip(self.converters, args)]
-            rt.launches += 1
+        except VkdiffError as e:  # a wrong type or a value out of range: convert.arg_converter
+            raise type(e)(f'kernel {self.name}: {e}') from None
+        rt.launches += 1
+        try:
             return self.packer.pack(rt.launches & 0xFFFFFFFF,
                                     state.config['random_seed'] & 0xFFFFFFFF, *values)
         except (TypeError, ValueError, OverflowError, struct.error) as e:
-            from ..errors import VkdiffError
             kinds = ', '.join(c.__name__ for c in self.converters)
-            raise VkdiffError(f'{self.name}: bad kernel arguments {tuple(args)!r} for scalar '
-                              f'parameters ({kinds}): {e}') from None
+            raise KernelArgumentError(f'{self.name}: bad kernel arguments {tuple(args)!r} for '
+                                      f'scalar parameters ({kinds}): {e}') from None
 
     def launch(self, args, push=None):
         rt = state.runtime()
@@ -220,7 +246,8 @@ class CompiledKernel(TaskList):
         push = PushLayout(kir.arg_types)
         super().__init__(kir.name, split_tasks(kir.body, kir.name), push,
                          struct.Struct(push.struct_format()),
-                         [float if t.is_float else int for t in kir.arg_types], kir.ret_field)
+                         [arg_converter(t, f'argument {n!r} ({t})')
+                          for t, n in zip(kir.arg_types, kir.arg_names)], kir.ret_field)
         self._adjoint = None
 
     def adjoint(self):

@@ -18,7 +18,6 @@ from .. import types as T
 
 def _invariant(s, loop):
     """True if s does not depend on anything computed inside the parallel loop."""
-    inside = set(ir.walk(loop.blocks[0])) | {loop}
     stack, seen = [s], set()
     while stack:
         x = stack.pop()
@@ -27,10 +26,21 @@ def _invariant(s, loop):
         seen.add(x)
         if x.op == 'const':
             continue
-        if x in inside or x.op not in ir.PURE:
+        if x.op not in ir.PURE or _inside(x, loop):
             return False
         stack.extend(x.args)
     return True
+
+
+def _inside(x, loop):
+    """x is the loop or a statement nested in its body (found through the parent chain, not a
+    walk of the body: reductions ask this for every index of every atomic)."""
+    while x is not None:
+        if x is loop:
+            return True
+        b = x.parent
+        x = b.owner if b is not None else None
+    return False
 
 
 def _candidates(task):
