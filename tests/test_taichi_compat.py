@@ -414,3 +414,10 @@ def test_pyfunc_real_func_colors_and_log_levels():
             ti.set_logging_level('loud')
     finally:
         ti.set_logging_level(ti.INFO)
+
+
+def test_primitive_types_lists():
+    pt = ti.types.primitive_types
+    assert ti.f16 in pt.real_types and ti.u8 in pt.integer_types and float in pt.all_types
+    assert len(pt.all_types) == 15 and pt.i16 is ti.i16
+    assert all(ti.types.is_integral(t) for t in pt.integer_types if t not in (int, bool))
