@@ -462,3 +462,9 @@ def test_vector_types_build_from_numpy_arrays():
     a, b = np.array([1.0, 2.0, 3.0]), np.arange(9.0).reshape(3, 3)
     assert ti.math.mat3(a, a, a).to_list() == [[1, 2, 3]] * 3
     assert ti.math.mat3(b).to_list() == b.tolist() and ti.math.vec3(a).to_list() == [1, 2, 3]
+
+
+def test_trace_needs_a_square_matrix():
+    assert ti.Matrix([[0.5, 3.0], [5.0, 7.0]]).trace() == 7.5
+    with pytest.raises(ti.CompileError, match=r'square matrix, got shape \(3, 2\)'):
+        ti.Matrix([[0.1, 3.0], [5.0, 7.0], [1.0, 2.0]]).trace()

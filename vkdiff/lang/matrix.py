@@ -241,7 +241,9 @@ class Matrix(Arithmetic):
         return _reduce(lambda a, b: ops.binary('min', a, b), self.entries)
 
     def trace(self):
-        return _sum(self.entries[i * self.m + i] for i in range(min(self.n, self.m)))
+        if self.n != self.m:
+            raise error(f'trace: expected a square matrix, got shape {self.get_shape()}')
+        return _sum(self.entries[i * self.m + i] for i in range(self.n))
 
     def transpose(self):
         if self.ndim == 1:
