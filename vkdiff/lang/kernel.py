@@ -128,16 +128,17 @@ def _tensor_entries(tt, value, name):
     return arr.reshape(-1).tolist()
 
 
-def _tensor_arg(kir, em, tt):
+def _tensor_arg(kir, em, tt, name):
     """One run-time scalar argument per entry, gathered into a Vector / Matrix."""
     from .matrix import Matrix
     dt = T.resolve(tt.dtype)
     dt = dt.reg if dt.is_narrow else dt
     shape = _tensor_shape(tt)
     vals = []
-    for _ in range(shape[0] * (shape[1] if len(shape) > 1 else 1)):
+    for k in range(shape[0] * (shape[1] if len(shape) > 1 else 1)):
         idx = len(kir.arg_types)
         kir.arg_types.append(dt)
+        kir.arg_names.append(f'{name}[{k}]')
         vals.append(Value(em.emit(ir.Stmt('arg', dt, attrs={'index': idx}))))
     if len(shape) == 1:
         return Matrix._new(vals, shape[0], 1, 1)
@@ -229,7 +230,7 @@ class Kernel:
                 if kind == 'template':
                     fb.scopes[0][p.name] = a
                 elif T.is_tensor_type(kind):
-                    fb.scopes[0][p.name] = _tensor_arg(kir, em, kind)
+                    fb.scopes[0][p.name] = _tensor_arg(kir, em, kind, p.name)
                 else:
                     idx = len(kir.arg_types)
                     kir.arg_types.append(kind)
