@@ -35,13 +35,14 @@ def main():
     ap.add_argument('--out', default='fuzz-failures', help='folder for failing programs')
     ap.add_argument('--shrink', action='store_true', help='stop at the first failure and shrink it')
     ap.add_argument('--replay', default=None, help='check one saved program file')
+    ap.add_argument('--f32', action='store_true', help='also compare the f32 forward value with f64')
     a = ap.parse_args()
     if a.replay:
         return replay(a.replay)
     features = set(ALL) if a.only is None else set(filter(None, a.only.split(',')))
     features -= set(filter(None, a.without.split(',')))
     os.makedirs(a.out, exist_ok=True)
-    stats = {'programs': 0, 'kernels': 0, 'disagreements': 0, 'errors': 0, 'fd': 0, 'skipped': 0}
+    stats = {'programs': 0, 'kernels': 0, 'disagreements': 0, 'errors': 0, 'fd': 0, 'skipped': 0, 'f32': 0}
     t0 = time.time()
 
     def record(program, text):
@@ -74,6 +75,9 @@ def main():
             r = check.check(mod)
             stats['fd'] += r['fd_checked']
             stats['skipped'] += r['fd_skipped']
+            if a.f32:
+                check.unload(mod)
+                stats['f32'] += check.check_f32(program.source, r['loss']) is True
         except Exception as e:
             stats['disagreements' if isinstance(e, check.Mismatch) else 'errors'] += 1
             msg = str(e) if isinstance(e, check.Mismatch) else traceback.format_exc()
@@ -99,6 +103,7 @@ def main():
 def report(stats, t0):
     print(f'[{time.time() - t0:7.0f}s] programs {stats["programs"]}, kernels {stats["kernels"]}, '
           f'directional checks {stats["fd"]} (skipped as non-smooth {stats["skipped"]}), '
+          f'f32 vs f64 agreed {stats["f32"]}, '
           f'disagreements {stats["disagreements"]}, errors {stats["errors"]}', flush=True)
 
 
