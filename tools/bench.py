@@ -156,7 +156,14 @@ class Glsl:
     barrier before each dispatch, as vkdiff does between dependent launches)."""
 
     def __init__(self):
-        import kp
+        try:
+            import kp
+        except ImportError:
+            raise SystemExit('the elementwise benchmark needs Kompute\'s kp package: '
+                             'bash tools/setup.sh --bench') from None
+        if int(np.__version__.split('.')[0]) >= 2:
+            raise SystemExit('kp 0.9.0 corrupts uploads under numpy 2: bash tools/setup.sh --bench '
+                             'installs numpy<2 beside it')
         self.kp = kp
         self.mgr = kp.Manager()
         self.spirv = {op: glsl_spirv(name) for op, name in OPS.items()}

@@ -4,6 +4,8 @@
 # fails the test that caused it. Then the Taichi conformance ratchet (tools/conformance.py): every
 # Taichi v1.7.4 test listed in tests/conformance/expected-pass.txt must pass (the kit lives in
 # ../shared/taichi-conformance, beside the checkout; VKDIFF_SKIP_CONFORMANCE=1 skips it).
+# Last, the packaging check (tools/check_wheel.sh): `pip wheel .` installed into fresh venvs with
+# numpy 2 and numpy 1.26 runs a kernel and its gradient (VKDIFF_SKIP_PACKAGING=1 skips it).
 # Usage: bash tools/test.sh [extra pytest args]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,4 +21,10 @@ if [ "${VKDIFF_SKIP_CONFORMANCE:-0}" = 1 ]; then
 else
   echo "== Taichi conformance (tests/conformance/expected-pass.txt must pass)"
   "$PY" tools/conformance.py
+fi
+if [ "${VKDIFF_SKIP_PACKAGING:-0}" = 1 ]; then
+  echo "== packaging check: skipped (VKDIFF_SKIP_PACKAGING=1)"
+else
+  echo "== packaging check (tools/check_wheel.sh: the wheel in fresh venvs, numpy 2 and 1.26)"
+  bash tools/check_wheel.sh
 fi

@@ -2,7 +2,9 @@
 
 Stages, in order: frontend/ (Python AST -> IR), passes/ (tasks, simplification, autodiff),
 codegen/ (IR -> SPIR-V), runtime/ (Kompute on Vulkan), lang/ and ad (the user API)."""
-from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint32, int64, uint64)
+from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint32, int64, uint64,
+                    u1, uint1, i8, u8, i16, u16, f16, int8, uint8, int16, uint16, float16,
+                    half)
 from .errors import VkdiffError, CompileError, AutodiffError, OutOfMemoryError
 from .lang.state import init, reset
 from .lang.field import field, Field, SNode, i, j, k, l, ij, ijk, ijkl
@@ -29,3 +31,5 @@ from .ad import Tape
 from .gui import GUI
 
 __version__ = '0.1.0'
+
+from .lang.compat import *  # noqa: F401,F403  Taichi names listed in vkdiff/lang/compat.py

@@ -104,18 +104,32 @@ class Tape:
         for e in self.entries:
             if e[0] == 'kernel':
                 inst, _ = e[1].instance(e[2])
-                launches.append((e[1].__name__, launch_summary(inst.tasks, _rt_args(e[1], e[2]))))
+                launches.append((e[1].__name__, launch_summary(inst, _rt_args(e[1], e[2]))))
         check_tape(launches)
 
     def grad(self):
         for e in reversed(self.entries):
-            if e[0] == 'kernel':
+            if e[0] == 'kernel' and state.fwd is not None:
+                _adjoint_tangent(e[1], e[2])
+            elif e[0] == 'kernel':
                 e[1].grad(*e[2])
             else:
                 fn, args, kwargs = e[1], e[2], e[3]
                 if fn.grad is None:
                     raise AutodiffError(f'{fn.__name__} is grad_replaced but has no grad_for function')
                 fn.grad(*args, **kwargs)
+
+
+def _adjoint_tangent(kernel, args):
+    """A Tape closing inside a FwdMode block: the adjoint runs as a tangent kernel
+    (forward-over-reverse), so gradients that have a dual get the directional derivative of the
+    gradient, and the gradients themselves are the same as without FwdMode."""
+    inst, rargs = kernel.instance(args)
+    adjoint = inst.adjoint()
+    adjoint.tangent().launch(rargs)
+    if adjoint.overflow_flags:
+        from .autodiff.reverse import check_overflow
+        check_overflow(adjoint)
 
 
 def gradcheck(loss, params, fn, *args, **kwargs):
@@ -209,8 +223,9 @@ class FwdMode:
         self.recorded = []
 
     def __enter__(self):
-        if state.fwd is not None or state.tape is not None:
-            raise VkdiffError('FwdMode cannot be nested in another FwdMode or a Tape')
+        if state.fwd is not None:
+            raise VkdiffError('FwdMode blocks cannot be nested (one inside a Tape, or a Tape '
+                              'inside one, is fine)')
         if self.clear:
             clear_all_gradients('dual')
         self.param.dual.from_numpy(self.seed)
@@ -264,3 +279,12 @@ def hvp(loss, param, v, fn, *args, **kwargs):
 def _flat(v):
     import numpy as np
     return np.asarray(v.to_numpy() if hasattr(v, 'to_numpy') else v, dtype=np.float64).ravel()
+
+
+def no_grad(func):
+    """`@ti.ad.no_grad`: a Python function whose launches a Tape records with an empty gradient
+    (and FwdMode with no tangent): its outputs count as constants for autodiff."""
+    decorated = grad_replaced(func)
+    decorated.grad = lambda *args, **kwargs: None
+    decorated.jvp = lambda *args, **kwargs: None
+    return decorated

@@ -18,6 +18,8 @@ Ops (args in brackets; attrs after the bar):
   for [begin, end] | step; blocks=[body]; the stmt's value is the loop variable inside its body
   while blocks=[body] (exits by `break`)     break    continue
   parfor [total] blocks=[body]; value = the linear iteration index (top level only)
+  local_index, group_index, group_count: the invocation's index in its workgroup, the
+  workgroup's index, the number of workgroups launched (reductions; lowered tasks only)
   ret [value]
 """
 from . import types as T

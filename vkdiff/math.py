@@ -35,7 +35,7 @@ class VectorType:
 
     def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         from .lang.field import make_field
-        return make_field(self.dtype, shape, (self.n,), needs_grad, needs_dual, name)
+        return make_field(self.dtype, shape, (self.n,), needs_grad, needs_dual, name, kw.get('offset'))
 
     def __repr__(self):
         return f'vector({self.n}, {_T.resolve(self.dtype).name})'
@@ -62,7 +62,8 @@ class MatrixType:
 
     def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         from .lang.field import make_field
-        return make_field(self.dtype, shape, (self.n, self.m), needs_grad, needs_dual, name)
+        return make_field(self.dtype, shape, (self.n, self.m), needs_grad, needs_dual, name,
+                          kw.get('offset'))
 
     def __repr__(self):
         return f'matrix({self.n}, {self.m}, {_T.resolve(self.dtype).name})'
@@ -158,3 +159,5 @@ def cmul(a, b):
 
 def rotation2d(ang):
     return _Matrix([[cos(ang), -sin(ang)], [sin(ang), cos(ang)]])
+
+from .mathext import *  # noqa: F401,F403  the rest of Taichi's ti.math (vkdiff/mathext.py)

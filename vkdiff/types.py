@@ -1,4 +1,5 @@
-"""Data types shared by every stage: scalar dtypes (f32, f64, i32, u32, i64, u1) and their promotion rules."""
+"""Data types shared by every stage: scalar dtypes (f32, f64, i32, u32, i64, u64, u1 and the narrow
+i8, u8, i16, u16, f16) and their promotion rules."""
 import numpy as np
 
 
@@ -12,6 +13,16 @@ class DataType:
         self.np = np.dtype(np_dtype) if np_dtype else None
 
     is_float = property(lambda self: self.kind == 'f')
+    # 8/16-bit types live in 32-bit registers (wrapped / rounded after each operation) and are
+    # packed into 32-bit words in fields (codegen/narrow.py)
+    is_narrow = property(lambda self: self.bits < 32 and self.kind != 'b')
+
+    @property
+    def reg(self):
+        """The 32-bit type a value of this type is computed in."""
+        if not self.is_narrow:
+            return self
+        return f32 if self.kind == 'f' else i32 if self.kind == 'i' else u32
     is_int = property(lambda self: self.kind in 'iu')
     is_signed = property(lambda self: self.kind == 'i')
     is_bool = property(lambda self: self.kind == 'b')
@@ -36,9 +47,16 @@ u32 = DataType('u32', 'u', 32, 'uint32')
 i64 = DataType('i64', 'i', 64, 'int64')
 u64 = DataType('u64', 'u', 64, 'uint64')
 u1 = DataType('u1', 'b', 1, 'bool')
+i8 = DataType('i8', 'i', 8, 'int8')
+u8 = DataType('u8', 'u', 8, 'uint8')
+i16 = DataType('i16', 'i', 16, 'int16')
+u16 = DataType('u16', 'u', 16, 'uint16')
+f16 = DataType('f16', 'f', 16, 'float16')
+int8, uint8, int16, uint16, float16, half = i8, u8, i16, u16, f16, f16
 float32, float64, int32, uint32, int64, uint64 = f32, f64, i32, u32, i64, u64
+uint1 = u1
 
-ALL = {t.name: t for t in (f32, f64, i32, u32, i64, u64, u1)}
+ALL = {t.name: t for t in (f32, f64, i32, u32, i64, u64, u1, i8, u8, i16, u16, f16)}
 
 
 def _lookup(name):
@@ -133,6 +151,30 @@ def struct(**members):
     values, `.field(shape=n)` for a struct field (one field per member)."""
     from .lang.struct import struct as _struct
     return _struct(**members)
+
+
+def is_signed(dt):
+    """`ti.types.is_signed(dt)`: whether an integer type is signed (Taichi asserts on others)."""
+    dt = resolve(dt)
+    if not dt.is_int:
+        raise TypeError(f'is_signed takes an integer type, got {dt}')
+    return dt.is_signed
+
+
+def is_integral(dt):
+    """`ti.types.is_integral(dt)`: an integer type (u1 included)."""
+    dt = dt if dt is u1 else resolve(dt)
+    return dt.is_int or dt.is_bool
+
+
+def is_real(dt):
+    """`ti.types.is_real(dt)`: a floating-point type."""
+    return resolve(dt).is_float
+
+
+def is_tensor(t):
+    """`ti.types.is_tensor(t)`: a vector or matrix type."""
+    return is_tensor_type(t)
 
 
 def is_tensor_type(t):

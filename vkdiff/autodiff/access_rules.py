@@ -144,17 +144,53 @@ def check_rules(tasks, kernel_name):
 
 
 # ---------------------------------------------------------------- across Tape launches
-def launch_summary(tasks, args):
-    """[(field, kind, index pattern)] for one launch; a pattern entry is an int where the index is
-    known on the host (constants, kernel arguments) and None where it varies."""
+def launch_summary(inst, args):
+    """[(field, kind, index pattern)] for one launch of compiled kernel `inst`; a pattern entry is
+    an int where the index is known on the host (constants, kernel arguments) and None where it
+    varies. Which accesses and indices to evaluate is worked out once per kernel instance (a long
+    Tape checks thousands of launches): constants are folded, accesses with the same pattern
+    merged, and only indices made from kernel arguments are evaluated per launch."""
     from ..lang.compiled import _host_eval
-    out = []
-    for t in tasks:
-        for s in ir.walk(t.body):
-            if s.op in ('gload', 'gstore', 'atomic') and s.field.is_grad_of is None:
-                pattern = tuple(_safe_eval(x, args, _host_eval) for x in s.indices)
-                out.append((s.field, _kind(s), pattern, s))
-    return out
+    plan = getattr(inst, '_access_plan', None)
+    if plan is None:
+        seen, entries, dynamic, exprs = set(), [], False, {}
+        for t in inst.tasks:
+            for s in ir.walk(t.body):
+                if s.op not in ('gload', 'gstore', 'atomic') or s.field.is_grad_of is not None:
+                    continue
+                idx = []
+                for x in s.indices:
+                    if not _host_known(x):
+                        idx.append(None)
+                    elif any(d.op == 'arg' for d in ir.dependencies([x])):
+                        idx.append(exprs.setdefault(_shape(x), x))
+                        dynamic = True
+                    else:
+                        idx.append(_safe_eval(x, (), _host_eval))
+                key = (s.field, _kind(s), tuple(i if not isinstance(i, ir.Stmt) else _shape(i)
+                                                for i in idx))
+                if key not in seen:
+                    seen.add(key)
+                    entries.append((s.field, _kind(s), tuple(idx), s))
+        plan = inst._access_plan = (entries, dynamic, list(exprs.values()))
+    entries, dynamic, exprs = plan
+    if not dynamic:
+        return entries
+    val = {x: _safe_eval(x, args, _host_eval) for x in exprs}  # each distinct index once
+    return [(f, kind, tuple(val[x] if x.__class__ is ir.Stmt else x for x in idx), s)
+            for f, kind, idx, s in entries]
+
+
+def _shape(x):
+    """A hashable structural form of a host-known expression (equal forms, equal values)."""
+    a = x.attrs.get('value', x.attrs.get('index'))
+    return (x.op, a, tuple(_shape(y) for y in x.args))
+
+
+def _host_known(x):
+    """True if expression x is made of constants, kernel arguments and integer arithmetic only."""
+    from ..lang.compiled import _HOST_OPS
+    return x.op in ('const', 'arg') or (x.op in _HOST_OPS and all(_host_known(a) for a in x.args))
 
 
 def _safe_eval(x, args, ev):

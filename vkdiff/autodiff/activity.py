@@ -20,7 +20,7 @@ def analyse(block, kind='grad'):
                 continue
             v = False
             if s.op == 'gload':
-                v = s.dtype.is_float and _diff(s.field, kind)
+                v = s.dtype.is_float and _diff(s.field, kind) and not s.attrs.get('stop_grad')
             elif s.op == 'load':
                 v = s.args[0] in varied
             elif s.op == 'store':

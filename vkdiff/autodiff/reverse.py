@@ -39,6 +39,7 @@ class Reverser:
         self.snap = {}
         self.capacity = {}   # loop -> per-iteration storage size, for run-time trip counts
         self.flag = None     # 0-D i32 field set when a run-time trip count exceeds it
+        self.clearing = False  # replaying to clear the gradients of overwritten elements
         stmts = list(ir.walk(body))
         self.users = {}
         for s in stmts:
@@ -76,10 +77,25 @@ class Reverser:
         return Value(self.emit('load', a.dtype, [a]))
 
     def contains_active(self, s):
-        """Does compound statement s need a reverse? Yes if it computes an active value, or
-        stores into an active local (even a constant: that kills the local's adjoint)."""
-        return any(x in self.active or (x.op == 'store' and x.args[0] in self.active)
+        """Does compound statement s need a reverse? Yes if it computes an active value, stores
+        into an active local (even a constant: that kills the local's adjoint), or stores an
+        active value computed outside it into a field."""
+        return any(x in self.active or (x.op == 'store' and x.args[0] in self.active) or
+                   (x.op in ('gstore', 'atomic') and x.value_arg in self.active)
                    for b in s.blocks for x in ir.walk(b))
+
+    def clear_forward(self, s):
+        """The reverse of a compound statement without differentiable values that overwrites
+        elements of fields with gradients: it runs again forwards (no accumulation inside, so the
+        order is free), clearing the gradient of each element it stores into."""
+        if not any(clears_grad(x) for b in s.blocks for x in ir.walk(b)):
+            return
+        self.restore(s)
+        self.clearing = True
+        try:
+            self.replay(s)
+        finally:
+            self.clearing = False
 
     # ------------------------------------------------------------ R(B)
     def run(self, block):
@@ -95,6 +111,8 @@ class Reverser:
     def replay(self, s):
         op = s.op
         if op in ('gstore',):
+            if self.clearing and clears_grad(s):
+                self.clear_grad(s)
             return
         if op == 'atomic':
             if self.users.get(s):
@@ -141,6 +159,7 @@ class Reverser:
         if self.contains_active(s):
             raise _err(s, 'a while loop that computes differentiable values cannot be reversed '
                        '(its trip count is unknown); use a for loop with constant bounds')
+        self.checkpoint(s)
         body = ir.Block()
         self.emit('while', None, blocks=[body], loc=s.loc)
         from ..frontend.context import current
@@ -265,26 +284,27 @@ class Reverser:
     # ------------------------------------------------------------ reverse sweep
     def reverse(self, s):
         op = s.op
+        if op in ('if', 'for', 'while') and not self.contains_active(s):
+            return self.clear_forward(s)
         if op == 'if':
-            if self.contains_active(s):
-                self.restore(s)
-                t, e = ir.Block(), ir.Block()
-                self.emit('if', None, [self.m[s.args[0]]], blocks=[t, e], loc=s.loc)
-                from ..frontend.context import current
-                for pb, nb in zip(s.blocks, (t, e)):
-                    with current().open(nb):
-                        self.run(pb)
+            self.restore(s)
+            t, e = ir.Block(), ir.Block()
+            self.emit('if', None, [self.m[s.args[0]]], blocks=[t, e], loc=s.loc)
+            from ..frontend.context import current
+            for pb, nb in zip(s.blocks, (t, e)):
+                with current().open(nb):
+                    self.run(pb)
             return
         if op == 'for':
-            if self.contains_active(s):
-                self.reverse_for(s)
+            self.reverse_for(s)
             return
         if op in ('while', 'break', 'continue', 'alloca', 'const', 'arg'):
             return
         if op == 'gstore':
-            f = s.field
-            if f.grad is not None and s.value_arg in self.active:
-                self.acc(s.value_arg, self.grad_of_field(s))
+            if clears_grad(s):  # the stored value takes the element's gradient; the old value none
+                if s.value_arg in self.active:
+                    self.acc(s.value_arg, self.grad_of_field(s))
+                self.clear_grad(s)
             return
         if op == 'atomic':
             f, fn = s.field, s.attrs['fn']
@@ -330,6 +350,11 @@ class Reverser:
         else:
             raise _err(s, f'no derivative rule for the IR op {op!r}')
 
+    def clear_grad(self, s):
+        gf = s.field.grad
+        self.emit('gstore', None, [self.m[i] for i in s.indices] + [ops.as_value(0, gf.dtype)],
+                  {'field': gf, 'comp': s.attrs['comp']}, loc=s.loc)
+
     def grad_of_field(self, s):
         gf = s.field.grad
         return Value(self.emit('gload', gf.dtype, [self.m[i] for i in s.indices],
@@ -342,7 +367,7 @@ def adjoint_task(task, flags=None):
     from ..passes.simplify import simplify
     from ..passes.tasks import Task
     active = analyse(task.body, 'grad')
-    if not active:
+    if not active and not any(clears_grad(s) for s in ir.walk(task.body)):
         return None
     _check_random(task.body, active)
     body = ir.Block()
@@ -351,19 +376,34 @@ def adjoint_task(task, flags=None):
         rv = Reverser(task.body, active)
         if task.kind == 'parallel':
             loop = task.loop
-            for s in task.body.stmts[:task.body.stmts.index(loop)]:
+            prologue = task.body.stmts[:task.body.stmts.index(loop)]
+            for s in prologue:
                 rv.replay(s)
             inner = ir.Block()
             new_loop = rv.emit('parfor', T.i32, [rv.m[loop.args[0]]], blocks=[inner], loc=loop.loc)
             rv.m[loop] = new_loop
+            # The prologue's differentiable values (a top-level `t = sin(x[0])` or a temporary's
+            # load, read by every iteration) are recomputed per iteration in the adjoint, and
+            # reversed after the iteration, so each iteration's share of their adjoint flows
+            # back into the fields they read.
+            shared = [s for s in prologue if s in active and s.op != 'alloca']
             with em.open(inner):
+                for s in shared:
+                    rv.replay(s)
                 rv.run(loop.blocks[0])
+                for s in reversed(shared):
+                    rv.reverse(s)
         else:
             rv.run(task.body)
     if rv.flag is not None and flags is not None:
         flags.append(rv.flag)
     simplify(body)
     return Task(task.kind, body, task.name + '_adj')
+
+
+def clears_grad(s):
+    """A plain store into a field with a gradient: its adjoint clears the element's gradient."""
+    return s.op == 'gstore' and getattr(s.field, 'grad', None) is not None
 
 
 def _check_random(body, active):

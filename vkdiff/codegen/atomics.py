@@ -20,7 +20,8 @@ def fields_needing_int_view(tasks_stmts, features):
     """Float fields with an atomic the device cannot do natively."""
     out = set()
     for s in tasks_stmts:
-        if s.op == 'atomic' and s.field.dtype.is_float and not native_float_atomic(
+        if s.op == 'atomic' and s.field.dtype.is_float and not s.field.dtype.is_narrow and \
+                not native_float_atomic(
                 features, s.field.dtype, s.attrs['fn']):
             if s.field.dtype.bits == 64 and not features.get('int64_atomics'):
                 raise located(CompileError, 'atomic on an f64 field needs 64-bit float or integer '
@@ -31,12 +32,17 @@ def fields_needing_int_view(tasks_stmts, features):
 
 def gen_atomic(cg, s):
     f, fn, dt = s.field, s.attrs['fn'], s.field.dtype
+    if dt.is_narrow:
+        from .narrow import atomic
+        return atomic(cg, s)
     m = cg.m
     ptr = cg.element_ptr(s)
     val = cg.values[s.value_arg]
     scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
     t = cg.t(dt)
     if not dt.is_float:
+        if fn == 'mul':  # no native integer multiply atomic
+            return _cas_loop(cg, ptr, fn, dt, val)
         if fn in ('min', 'max'):
             name = ('OpAtomicS' if dt.is_signed else 'OpAtomicU') + ('Min' if fn == 'min' else 'Max')
         else:
@@ -59,8 +65,11 @@ def gen_atomic(cg, s):
 
 
 def _cas_loop(cg, ptr, fn, dt, val):
-    """old = *p; do { new = old OP val; seen = CAS(p, old, new) } while (seen != old)."""
+    """old = *p; do { new = old OP val; seen = CAS(p, old, new) } while (seen != old).
+    Float fields are read through their integer view; integer ones (only for `mul`) directly."""
     m = cg.m
+    if not dt.is_float:
+        return _int_cas_loop(cg, ptr, fn, dt, val)
     it = T.u64 if dt.bits == 64 else T.u32
     if dt.bits == 64:
         m.capability('Int64Atomics')
@@ -74,6 +83,8 @@ def _cas_loop(cg, ptr, fn, dt, val):
         newf = cg.op('OpFAdd', tf, oldf, val)
     elif fn == 'sub':
         newf = cg.op('OpFSub', tf, oldf, val)
+    elif fn == 'mul':
+        newf = cg.op('OpFMul', tf, oldf, val)
     elif fn in ('min', 'max'):
         newf = cg.glsl('FMin' if fn == 'min' else 'FMax', dt, oldf, val)
     else:
@@ -90,3 +101,29 @@ def _cas_loop(cg, ptr, fn, dt, val):
     cg.terminated = True
     cg.label(merge)
     return cg.op('OpBitcast', tf, cg.op('OpLoad', ti, oldv))
+
+
+def _int_cas_loop(cg, ptr, fn, dt, val):
+    """`ti.atomic_mul` on an integer element: a compare-exchange loop on the element itself."""
+    m = cg.m
+    if fn != 'mul':
+        raise CompileError(f'atomic {fn} needs no compare-exchange loop on integers')
+    if dt.bits == 64:
+        m.capability('Int64Atomics')
+    t = cg.t(dt)
+    oldv = cg.local_var(dt, 'cas')
+    cg.emit(f'OpStore {oldv} {cg.op("OpLoad", t, ptr)}')
+    header, cont, merge = cg.open_loop('cas')
+    old = cg.op('OpLoad', t, oldv)
+    new = cg.op('OpIMul', t, old, val)
+    scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
+    seen = cg.op('OpAtomicCompareExchange', t, ptr, scope, sem, sem, new, old)
+    cg.emit(f'OpStore {oldv} {seen}')
+    done = cg.op('OpIEqual', m.bool(), seen, old)
+    cg.emit(f'OpBranchConditional {done} {merge} {cont}')
+    cg.terminated = True
+    cg.label(cont)
+    cg.emit(f'OpBranch {header}')
+    cg.terminated = True
+    cg.label(merge)
+    return cg.op('OpLoad', t, oldv)

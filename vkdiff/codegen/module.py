@@ -52,7 +52,9 @@ class Module:
         return self._cached('bool', lambda: self._global('bool', 'OpTypeBool'))
 
     def scalar(self, dt):
-        """The SPIR-V type of a DataType."""
+        """The SPIR-V type of a DataType (8/16-bit types: their 32-bit register type)."""
+        if dt.is_narrow:
+            dt = dt.reg
         if dt.is_bool:
             return self.bool()
         if dt.bits == 64:
@@ -97,6 +99,9 @@ class Module:
 
     # ------------------------------------------------------------ constants
     def const(self, dt, value):
+        if dt.is_narrow:  # the value as the narrow type holds it, in the register type
+            value = np.array(value).astype(dt.np)[()].item()
+            dt = dt.reg
         t = self.scalar(dt)
         if dt.is_bool:
             return self._cached(('cb', bool(value)), lambda: self._global(

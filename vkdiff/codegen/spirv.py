@@ -149,6 +149,8 @@ class TaskCodegen:
         self.pc_var = m._global('pcv', f'OpVariable {m.pointer("PushConstant", pc)} PushConstant')
 
     def storage_type(self, f):
+        if f.dtype.is_narrow:
+            return T.u32  # packed words (codegen/narrow.py)
         if f in self.int_view:
             return T.u64 if f.dtype.bits == 64 else T.u32
         return f.dtype
@@ -170,7 +172,7 @@ class TaskCodegen:
         gid3 = self.op('OpLoad', m.vector(u32, 3), self.gid_var)
         self.gid = self.op('OpCompositeExtract', u32, gid3, '0')
         nwg3 = self.op('OpLoad', m.vector(u32, 3), self.nwg_var)
-        nwg = self.op('OpCompositeExtract', u32, nwg3, '0')
+        nwg = self.nwg = self.op('OpCompositeExtract', u32, nwg3, '0')
         self.stride = self.op('OpIMul', u32, nwg, m.u32(LOCAL_SIZE))
         self.rng = None
         if any(s.op == 'random' for s in ir.walk(self.task.body)):
@@ -193,7 +195,9 @@ class TaskCodegen:
             self.label(end)
         self.emit('OpReturn')
         m.entry.append(f'OpEntryPoint GLCompute {fn} "main" ' + ' '.join(self.interface))
-        m.modes.append(f'OpExecutionMode {fn} LocalSize {LOCAL_SIZE} 1 1')
+        # a serial task runs on one invocation: a one-wide workgroup costs a CPU driver less
+        size = 1 if self.task.kind == 'serial' else LOCAL_SIZE
+        m.modes.append(f'OpExecutionMode {fn} LocalSize {size} 1 1')
         m.functions += [f'{fn} = OpFunction {void} None {m.function_type(void)}',
                         f'{entry_label} = OpLabel', *self.vars, *self.lines, 'OpFunctionEnd']
         return m.text()
@@ -304,12 +308,15 @@ class TaskCodegen:
             self.values[s] = self.m.const(s.dtype, s.attrs['value'])
         elif op == 'arg':
             self.values[s] = self.push_value(2 + s.attrs['index'])
-        elif op in ir.UNARY:
-            self.values[s] = self.gen_unary(s)
-        elif op in ir.BINARY:
-            self.values[s] = self.gen_binary(s)
-        elif op == 'cast':
-            self.values[s] = self.gen_cast(self.values[s.args[0]], s.args[0].dtype, s.dtype)
+        elif op in ir.UNARY or op in ir.BINARY or op == 'cast':
+            if op == 'cast':
+                v = self.gen_cast(self.values[s.args[0]], s.args[0].dtype.reg, s.dtype.reg)
+            else:
+                v = self.gen_unary(s) if op in ir.UNARY else self.gen_binary(s)
+            if s.dtype.is_narrow:  # 8/16-bit results wrap / round (codegen/narrow.py)
+                from .narrow import narrow
+                v = narrow(self, s.dtype, v)
+            self.values[s] = v
         elif op == 'bitcast':
             self.values[s] = self.op('OpBitcast', self.t(s.dtype), self.values[s.args[0]])
         elif op == 'select':
@@ -334,6 +341,12 @@ class TaskCodegen:
             self.values[s] = self.op('OpLoad', self.t(s.dtype), self.values[s.args[0]])
         elif op == 'store':
             self.emit(f'OpStore {self.values[s.args[0]]} {self.values[s.args[1]]}')
+        elif op in ('gload', 'gstore') and s.field.dtype.is_narrow:
+            from . import narrow
+            if op == 'gload':
+                self.values[s] = narrow.load(self, s)
+            else:
+                narrow.store(self, s)
         elif op == 'gload':
             vec = self.vector_load(s)
             if vec is not None:
@@ -365,6 +378,8 @@ class TaskCodegen:
         elif op in ('local_index', 'group_index'):
             self.values[s] = self.op('OpBitcast', self.t(T.i32), self.builtin_x(
                 'LocalInvocationId' if op == 'local_index' else 'WorkgroupId'))
+        elif op == 'group_count':
+            self.values[s] = self.op('OpBitcast', self.t(T.i32), self.nwg)
         elif op == 'wg_sum':
             self.values[s] = self.gen_wg_sum(s)
         else:
@@ -506,7 +521,7 @@ class TaskCodegen:
         """Components of one vec2/vec4 field element read in the same block share one vector
         load (through a second, vector-typed view of the same binding)."""
         f = s.field
-        if f.ncomp not in (2, 4) or f in self.int_view or not s.indices or \
+        if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
                 s.attrs.get('comp', 0) < 0 or f in self.vec_written:
             return None
         key = (id(s.parent), f, tuple(id(i) for i in s.indices))

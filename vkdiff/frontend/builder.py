@@ -30,6 +30,12 @@ class Static:
     def __init__(self, value):
         self.value = value
 
+    def __getitem__(self, key):  # `ti.static(offsets)[0]`: a compile-time element
+        return self.value[key]
+
+    def __len__(self):
+        return len(self.value)
+
 
 class NDRange:
     def __init__(self, *bounds):
@@ -198,6 +204,38 @@ class FunctionBuilder:
     def build_List(self, node):
         return [self(e) for e in node.elts]
 
+    def build_ListComp(self, node):
+        """`[f(i) for i in range(4)]` over compile-time iterables: unrolled at compile time
+        (Taichi does the same); `if` clauses must be compile-time too."""
+        out = []
+
+        def gen(k):
+            if k == len(node.generators):
+                out.append(self(node.elt))
+                return
+            g = node.generators[k]
+            it = self(g.iter)
+            if isinstance(it, Static):
+                it = it.value
+            if isinstance(it, Value) or isinstance(it, (Grouped, NDRange)):
+                raise error('a list comprehension in a kernel needs a compile-time iterable '
+                            '(range of constants, a list, ti.static(...))')
+            names = ([g.target.id] if isinstance(g.target, ast.Name)
+                     else [e.id for e in g.target.elts])
+            for item in it:
+                self.scopes.append({})
+                try:
+                    vals = [item] if len(names) == 1 else list(
+                        item.entries if hasattr(item, 'entries') else item)
+                    for n, v in zip(names, vals):
+                        self.scopes[-1][n] = v
+                    if all(_static_truth(self(c)) for c in g.ifs):
+                        gen(k + 1)
+                finally:
+                    self.scopes.pop()
+        gen(0)
+        return out
+
     def build_Dict(self, node):
         return {self(k): self(v) for k, v in zip(node.keys, node.values)}
 
@@ -295,14 +333,17 @@ class FunctionBuilder:
             raise error(f'field {field.name} has {len(field.shape)} indices, got {len(flat)}'
                         + (' (use x[None] for a 0-D field)' if not field.shape else ''))
         out = []
-        for k, n in zip(flat, field.shape):
+        offset = getattr(field, 'offset', None) or (0,) * len(flat)
+        for k, n, o in zip(flat, field.shape, offset):  # IR indices count from 0 (`offset=`)
             if ops.is_number(k):
-                k = int(k)
+                k = int(k) - o
                 if not 0 <= k < n:
-                    raise error(f'index {k} out of range for axis of size {n} in field {field.name}')
+                    raise error(f'index {k + o} out of range [{o}, {o + n}) in field {field.name}')
             elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
                 what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)
                 raise error(f'field index must be an integer, got {what}')
+            elif o:
+                k = ops.binary('sub', k, o)
             out.append(ops.as_value(k, T.i32).stmt)
         return out
 
@@ -702,6 +743,12 @@ def _api():
     return api
 
 
+def _static_truth(v):
+    if isinstance(v, Value):
+        raise error('an `if` in a list comprehension in a kernel must be a compile-time condition')
+    return bool(v)
+
+
 _PY_BUILTINS = {
     abs: lambda x: ops.unary('abs', x),
     min: lambda *a: _api().min(*a),
@@ -712,4 +759,7 @@ _PY_BUILTINS = {
     float: lambda x=0.0: (float(x) if ops.is_number(x) or isinstance(x, str)
                           else ops.cast(x, T.Defaults.fp)),
     bool: lambda x=False: ops.to_bool(x) if isinstance(x, Value) else bool(x),
+    # all(v == w) / any(v > 0) on a vector: Taichi reduces the entries at run time
+    all: lambda x: x.all() if hasattr(x, 'all') and hasattr(x, 'entries') else all(x),
+    any: lambda x: x.any() if hasattr(x, 'any') and hasattr(x, 'entries') else any(x),
 }

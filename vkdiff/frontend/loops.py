@@ -57,7 +57,7 @@ def build_for(fb, node):
         if grouped:
             it = it.target
         if isinstance(it, Field):
-            dims = [(0, n, 1) for n in it.shape]
+            dims = [(o, o + n, 1) for n, o in zip(it.shape, it.offset or (0,) * len(it.shape))]
         elif isinstance(it, NDRange):
             dims = [(lo, hi, 1) for lo, hi in it.bounds]
         elif isinstance(it, range):

@@ -2,9 +2,15 @@
 load / store / atomic, emitting IR."""
 from .. import types as T
 from . import ops
-from .context import Value, emit, error
+from .context import Value, current, emit, error
 
 ATOMIC_AUG = {'add': 'add', 'sub': 'sub', 'band': 'band', 'bor': 'bor', 'bxor': 'bxor'}
+
+
+def _grad_stopped(em, field):
+    """Whether `ti.stop_grad(field)` was called in a block enclosing the one being emitted."""
+    stopped = getattr(em, 'stop_grad', None)
+    return bool(stopped) and any(field in stopped.get(id(b), ()) for b in em.blocks)
 
 
 class LocalVar:
@@ -44,8 +50,10 @@ class FieldElem:
         self.dtype = field.dtype
 
     def load(self):
-        return Value(emit('gload', self.dtype, self.indices,
-                          attrs={'field': self.field, 'comp': self.comp}))
+        attrs = {'field': self.field, 'comp': self.comp}
+        if _grad_stopped(current(), self.field):
+            attrs['stop_grad'] = True  # ti.stop_grad(x): no derivative flows back into x
+        return Value(emit('gload', self.dtype, self.indices, attrs=attrs))
 
     def store(self, value):
         emit('gstore', None, self.indices + [ops.as_value(value, self.dtype).stmt],

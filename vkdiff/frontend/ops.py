@@ -114,8 +114,8 @@ def _fold(op, a, b):
 
 def binary(op, a, b):
     if _is_matrix(a) or _is_matrix(b):
-        from ..lang.matrix import elementwise
-        return elementwise(lambda x, y: binary(op, x, y), a, b)
+        from ..lang.matrix import elementwise, _as_matrix  # `v == [1, 2]`: a list is a vector
+        return elementwise(lambda x, y: binary(op, x, y), _as_matrix(a), _as_matrix(b))
     if not isinstance(a, Value) and not isinstance(b, Value):
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return _numpy_binary(op, a, b)
@@ -172,9 +172,21 @@ def _pow(a, b):
         return result
     t = _operand_types(a, b)
     if not t.is_float:
-        raise error('integer ** with a run-time or negative exponent is not supported; '
-                    'cast to float first')
+        return _int_pow(as_value(a, t), as_value(b, t))
     return Value(emit('pow', t, [as_value(a, t), as_value(b, t)]))
+
+
+def _int_pow(a, b):
+    """Integer ** run-time integer, as Taichi computes it: square-and-multiply over the bits of
+    |b| (wrapping like repeated multiplication), unrolled branch-free over the type's width."""
+    e = unary('abs', b)
+    result, p = as_value(1, a.dtype), a
+    for k in range(a.dtype.bits - 1):
+        bit = binary('ne', binary('band', binary('shr', e, k), 1), 0)
+        result = select(bit, binary('mul', result, p), result)
+        if k < a.dtype.bits - 2:
+            p = binary('mul', p, p)
+    return result
 
 
 _NUMPY_UNARY = {'sin': np.sin, 'cos': np.cos, 'tan': np.tan, 'asin': np.arcsin, 'acos': np.arccos,

@@ -29,7 +29,8 @@ def grouped(x):
         from .field import Field
         import itertools
         if isinstance(x, Field):
-            return itertools.product(*[range(n) for n in x.shape])
+            off = x.offset or (0,) * len(x.shape)
+            return itertools.product(*[range(o, o + n) for n, o in zip(x.shape, off)])
         return iter(x)
     return Grouped(x)
 
@@ -98,6 +99,7 @@ def _atomic(fn):
 atomic_add, atomic_sub = _atomic('add'), _atomic('sub')
 atomic_min, atomic_max = _atomic('min'), _atomic('max')
 atomic_and, atomic_or, atomic_xor = _atomic('band'), _atomic('bor'), _atomic('bxor')
+atomic_mul = _atomic('mul')
 
 
 def _unary(name):

@@ -30,31 +30,54 @@ class CompiledTask:
         reads, writes = task.accesses()
         self.read_fields, self.write_fields = reads, writes
         int_view = fields_needing_int_view(list(ir.walk(task.body)), rt.features)
+        self.total = task.loop.args[0] if task.kind == 'parallel' else None
+        known = self.total is not None and all(x.op != 'gload' and x.op != 'arg'
+                                               for x in ir.dependencies([self.total]))
+        self.local_size = LOCAL_SIZE
         self.asm = TaskCodegen(task, self.fields, push, rt.features, int_view).generate()
-        self.binary = tools.compile_asm(self.asm)
-        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], self.binary, push.size)
+        self.binary = self.algo = None  # made by finish(), after the SPIR-V tools ran
         self.reads = [f.storage for f in reads]
         self.writes = [f.storage for f in writes]
-        self.total = task.loop.args[0] if task.kind == 'parallel' else None
+        # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
+        # launched when the reduction ran as one workgroup, which then adds its sum itself
+        self.finishing = getattr(task, 'finishes', None) is not None
         self.max_groups = min(rt.limits['max_workgroup_count_x'], _max_groups(rt))
+        if self.total is not None and task.loop.attrs.get('groups'):
+            # a reduction: its partials have room for this many workgroups at most
+            self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
         self.per_thread, self.min_groups = _cpu_geometry(rt)
+        self.fixed = None  # the geometry of a trip count known at compile time
+        if known:
+            self.fixed = self.groups(())
+
+    def finish(self, rt, push, binary):
+        self.binary = binary
+        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], binary, push.size)
 
     def groups(self, args):
+        """Workgroups for this launch, from the trip count when the host knows it (constants,
+        arguments, and fields whose host copy is current); otherwise a small grid-stride grid on
+        a CPU driver (any trip count runs correctly, all cores busy), the largest on a GPU."""
         if self.total is None:
             return 1
-        fixed = self.task.loop.attrs.get('groups')
-        if fixed:
-            return fixed
-        n = _host_eval(self.total, args)
+        if self.fixed is not None:
+            return self.fixed
+        n = _host_eval(self.total, args, True)
         if n is None:
-            return self.max_groups
-        groups = -(-n // LOCAL_SIZE)
+            return min(self.min_groups, self.max_groups) if self.per_thread > 1 else self.max_groups
+        size = self.local_size
+        groups = -(-n // size)
         if self.per_thread > 1:  # CPU driver: several iterations per invocation, but all cores busy
-            groups = min(groups, max(self.min_groups, -(-n // (LOCAL_SIZE * self.per_thread))))
+            groups = min(groups, max(self.min_groups, -(-n // (size * self.per_thread))))
         return max(1, min(groups, self.max_groups))
 
 
 def _is_cpu_driver(rt):
+    """Lavapipe or SwiftShader; VKDIFF_GEOMETRY=cpu|gpu forces either launch geometry (tests)."""
+    import os
+    forced = os.environ.get('VKDIFF_GEOMETRY')
+    if forced in ('cpu', 'gpu'):
+        return forced == 'cpu'
     return any(k in rt.name.lower() for k in ('llvmpipe', 'swiftshader', 'cpu'))
 
 
@@ -62,12 +85,13 @@ def _cpu_geometry(rt):
     """On a CPU driver (lavapipe, SwiftShader) each workgroup has a fixed cost of about 1 us, so
     a grid-stride loop is fastest with ~32 iterations per invocation (tools/bench.py measured
     256 groups best at 1M elements and 4096 at 16M, both 32 per invocation), yet with at least a
-    few groups per core. GPUs keep one iteration per invocation."""
+    few groups per core. GPUs keep one iteration per invocation.
+    VKDIFF_MIN_GROUPS overrides the groups per core (tests force tiny grids with it)."""
     import os
     if not _is_cpu_driver(rt):
         return 1, 1
     per = int(os.environ.get('VKDIFF_ITERS_PER_THREAD', 32))
-    return per, 4 * (os.cpu_count() or 2)
+    return per, int(os.environ.get('VKDIFF_MIN_GROUPS', 4 * (os.cpu_count() or 2)))
 
 
 def _max_groups(rt):
@@ -88,20 +112,59 @@ def reduction_groups(rt):
     return 64 if _is_cpu_driver(rt) else 1024
 
 
-def _host_eval(s, args):
-    """The value of a pure integer expression of constants and arguments, or None."""
+_HOST_OPS = {'add': lambda a, b: a + b, 'sub': lambda a, b: a - b, 'mul': lambda a, b: a * b,
+             'floordiv': lambda a, b: a // b if b else None,
+             'mod': lambda a, b: a % b if b else None, 'max': max, 'min': min,
+             'cast': lambda a: int(a)}
+
+
+def _host_eval(s, args, loads=False):
+    """The value of the integer expression s (a loop's trip count) on the host at launch, or
+    None where it needs the device: constants, kernel arguments, pure integer arithmetic, and
+    loads from fields whose host copy is current (`n = num_particles[None]` set from Python)."""
     op = s.op
     if op == 'const':
         return s.attrs['value']
     if op == 'arg':
         return int(args[s.attrs['index']])
-    vals = [_host_eval(a, args) for a in s.args]
+    if op == 'gload':
+        return _host_load(s, args) if loads else None
+    f = _HOST_OPS.get(op)
+    if f is None:
+        return None
+    vals = [_host_eval(a, args, loads) for a in s.args]
     if any(v is None for v in vals):
         return None
-    f = {'add': lambda a, b: a + b, 'sub': lambda a, b: a - b, 'mul': lambda a, b: a * b,
-         'floordiv': lambda a, b: a // b if b else None, 'max': max, 'min': min,
-         'cast': lambda a: int(a)}.get(op)
-    return f(*vals) if f else None
+    return f(*vals)
+
+
+def _host_load(s, args):
+    field = s.field
+    st = field._storage
+    if st is None or st.state == 'device' or getattr(field, 'is_temporary', False):
+        return None  # the device copy is newer (or the field is a kernel's own temporary)
+    flat = 0
+    for ix, n in zip(s.args, field.shape):
+        k = _host_eval(ix, args, True)
+        if k is None or not 0 <= k < n:
+            return None
+        flat = flat * n + k
+    v = st.host.reshape(-1)[flat * field.ncomp + s.attrs.get('comp', 0)]
+    return v.item() if field.dtype.is_float else int(v)
+
+
+def _compile_all(asms):
+    """SPIR-V binaries of the tasks' assembly; the SPIR-V tools of tasks not in the caches run in
+    parallel threads (they are subprocesses: the GIL is released while they run)."""
+    todo = [a for a in set(asms) if not tools.is_cached(a)]
+    if len(todo) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        import os
+        with ThreadPoolExecutor(min(len(todo), os.cpu_count() or 2, 8)) as pool:
+            done = dict(zip(todo, pool.map(tools.compile_asm, todo)))
+    else:
+        done = {}
+    return [done.get(a) or tools.compile_asm(a) for a in asms]
 
 
 class TaskList:
@@ -119,8 +182,11 @@ class TaskList:
         for t in tasks:
             t = t.clone()
             lower_task(t, rt.features)
-            for u in optimize_reductions(t, rt.features, reduction_groups(rt), _is_cpu_driver(rt)):
+            for u in optimize_reductions(t, rt.features, reduction_groups(rt), _is_cpu_driver(rt),
+                                         rt.limits.get('max_storage_buffers_per_stage')):
                 self.ctasks.append(CompiledTask(u, push, rt))
+        for ct, binary in zip(self.ctasks, _compile_all([ct.asm for ct in self.ctasks])):
+            ct.finish(rt, push, binary)
 
     def pack(self, args):
         rt = state.runtime()
@@ -139,8 +205,16 @@ class TaskList:
         rt = state.runtime()
         if push is None:
             push = self.pack(args)
+        single = False  # the last reduction ran as one workgroup (and applied its sum itself)
         for ct in self.ctasks:
-            rt.dispatch(ct.algo, ct.groups(args), push, ct.reads, ct.writes)
+            if ct.finishing:
+                if single:
+                    continue
+                groups = 1
+            else:
+                groups = ct.groups(args)
+                single = groups == 1
+            rt.dispatch(ct.algo, groups, push, ct.reads, ct.writes)
         if self.ret_field is not None:
             return self.ret_field[None]
         return None

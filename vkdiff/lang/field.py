@@ -18,12 +18,39 @@ class Field:
         self.name = name or f'field{len(state.fields)}'
         if self._shape is not None:
             self._check_size()
-        self.grad = None
-        self.dual = None
+        self._grad = None
+        self._dual = None
+        self.offset = None  # per-axis index of the first element (`offset=`), None for zeros
         self.is_grad_of = None
         self._storage = None
         self._generation = state.generation
         state.fields.append(self)
+
+    # ---------------------------------------------------------------- gradients
+    @property
+    def grad(self):
+        """The adjoint field (None if there is none). As in Taichi, a float field declared without
+        a shape and without needs_grad gets one when `x.grad` is named before it is placed, so
+        `ti.root.dense(ti.i, n).place(x, x.grad)` places both."""
+        return self._grad if self._grad is not None else self._unplaced('grad')
+
+    @grad.setter
+    def grad(self, g):
+        self._grad = g
+
+    @property
+    def dual(self):
+        """The tangent field of forward mode (see `grad`)."""
+        return self._dual if self._dual is not None else self._unplaced('dual')
+
+    @dual.setter
+    def dual(self, g):
+        self._dual = g
+
+    def _unplaced(self, kind):
+        if self._shape is None and self.is_grad_of is None and self.dtype.is_float:
+            return self._add_grad(kind)
+        return None
 
     # ---------------------------------------------------------------- layout
     @property
@@ -55,17 +82,19 @@ class Field:
 
     def _place(self, shape):
         if self._shape is not None:
+            if self.is_grad_of is not None and self._shape == _norm_shape(shape):
+                return  # `place(x, x.grad)`: placing x placed its gradient already
             raise VkdiffError(f'field {self.name} is already placed')
         self._shape = _norm_shape(shape)
         self._check_size()
-        if self.grad is not None and self.grad._shape is None:
-            self.grad._place(shape)
-        if self.dual is not None and self.dual._shape is None:
-            self.dual._place(shape)
+        for g in (self._grad, self._dual):
+            if g is not None and g._shape is None:
+                g._place(shape)
 
     def _add_grad(self, kind='grad'):
         g = Field(self.dtype, self._shape, self.elem_shape, name=f'{self.name}.{kind}')
         g.is_grad_of = self
+        g.offset = self.offset
         setattr(self, kind, g)
         return g
 
@@ -89,6 +118,8 @@ class Field:
         if len(key) != len(shape):
             raise IndexError(f'field {self.name} has {len(shape)} indices (shape {shape}), got {len(key)}'
                              + (' (use x[None] for a 0-D field)' if not shape else ''))
+        if self.offset is not None:
+            key = self._unoffset(key)
         out = []
         for k, n in zip(key, shape):
             if not isinstance(k, (int, np.integer)):
@@ -96,6 +127,18 @@ class Field:
             if not -n <= k < n:
                 raise IndexError(f'index {k} out of range for axis of size {n} in field {self.name}')
             out.append(int(k) % n)
+        return tuple(out)
+
+    def _unoffset(self, key):
+        """Indices of a field with `offset=`, counted from 0 (each within [o, o + n))."""
+        out = []
+        for k, n, o in zip(key, self.shape, self.offset):
+            if isinstance(k, (int, np.integer)):
+                if not o <= k < o + n:
+                    raise IndexError(f'index {k} out of range [{o}, {o + n}) of an axis of field '
+                                     f'{self.name}')
+                k -= o
+            out.append(k)
         return tuple(out)
 
     def __getitem__(self, key):
@@ -117,13 +160,25 @@ class Field:
         else:
             self.storage.for_host_write()[idx] = value
 
-    def to_numpy(self, dtype=None):
+    def to_numpy(self, dtype=None, keep_dims=False):
+        """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
+        `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
         a = self.storage.for_host_read().copy()
+        es = self.elem_shape
+        if len(es) == 1 and keep_dims:
+            a = a.reshape(self.shape + (es[0], 1))
+        elif len(es) == 2 and es[1] == 1 and not keep_dims:
+            a = a.reshape(self.shape + (es[0],))
         return a.astype(dtype) if dtype is not None else a
 
     def from_numpy(self, arr):
         arr = np.asarray(arr)
         want = self.shape + self.elem_shape
+        nd = len(self.shape)
+        if len(self.elem_shape) in (1, 2) and arr.shape[:nd] == self.shape and \
+                arr.shape[nd:] in ((self.ncomp,), (self.ncomp, 1), (1, self.ncomp)) and \
+                1 in self.elem_shape + (1,) * (2 - len(self.elem_shape)):
+            arr = arr.reshape(want)  # a vector as (n,), (n, 1) or (1, n), as Taichi accepts
         if arr.shape != want:
             raise ValueError(f'from_numpy: field {self.name} has shape {want}, got {arr.shape}')
         if arr.dtype.kind == 'f' and not self.dtype.is_float:
@@ -151,6 +206,19 @@ class Field:
 
     def __repr__(self):
         return f'<vkdiff field {self.name}: {self.dtype} shape={self._shape} elem={self.elem_shape}>'
+
+    def _set_offset(self, offset):
+        """`offset=(o0, o1, ...)`: axis a is indexed o_a .. o_a + shape[a] - 1 (host and kernels)."""
+        if isinstance(offset, (int, np.integer)):
+            offset = (int(offset),)
+        offset = tuple(int(o) for o in offset)
+        if len(offset) != len(self.shape):
+            raise VkdiffError(f'The dimensionality of shape and offset must be the same: field '
+                              f'{self.name} has shape {self.shape}, offset {offset}')
+        self.offset = offset if any(offset) else None
+        for g in (self._grad, self._dual):
+            if g is not None:
+                g.offset = self.offset
 
     def parent(self, n=1):
         from .. import root
@@ -199,8 +267,13 @@ def _caller_assignment_name():
     return m.group(1) if m else None
 
 
-def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None):
+def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None,
+               offset=None):
+    if offset is not None and shape is None:
+        raise VkdiffError('shape cannot be None when offset is set')
     f = Field(dtype, shape, elem_shape, name or _caller_assignment_name())
+    if offset is not None:
+        f._set_offset(offset)
     if needs_grad:
         if not f.dtype.is_float:
             raise VkdiffError('needs_grad=True requires a float field')
@@ -212,11 +285,10 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
 
 def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offset=None, **kw):
     """`ti.field(dtype, shape=(), needs_grad=False)`."""
-    if offset is not None:
-        raise VkdiffError('field offsets are not supported')
     if hasattr(dtype, 'field'):  # ti.field(ti.math.vec3, n), ti.field(ti.types.matrix(2, 2, float), n)
-        return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name)
-    return make_field(dtype, shape, (), needs_grad, needs_dual, name)
+        return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name,
+                           offset=offset)
+    return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset)
 
 
 # ---------------------------------------------------------------- ti.root
@@ -249,6 +321,8 @@ class SNode:
                 self.place(*f)
                 continue
             f._place(self.shape)
+            if offset is not None:
+                f._set_offset(offset)
         return self
 
     def lazy_grad(self):

@@ -39,10 +39,34 @@ class KernelIR:
         from .field import Field
         if self.ret_type is None:
             raise error('this kernel has no return type annotation (-> ti.f32 etc.)')
+        if T.is_tensor_type(self.ret_type):
+            return self._set_tensor_return(value)
+        value = ops.cast(value, self.ret_type)
+        if self.ret_type is T.u1:  # returned as 0 / 1, as Taichi does
+            value = ops.cast(value, T.i32)
         if self.ret_field is None:
-            self.ret_field = Field(self.ret_type, (), name=f'{self.name}.return')
+            self.ret_field = Field(T.i32 if self.ret_type is T.u1 else self.ret_type, (),
+                                   name=f'{self.name}.return')
         from ..frontend.lvalues import FieldElem
-        FieldElem(self.ret_field, []).store(ops.cast(value, self.ret_type))
+        FieldElem(self.ret_field, []).store(value)
+
+
+    def _set_tensor_return(self, value):
+        """`-> ti.types.vector(3, ti.f32)` (or a matrix type): the entries go to a 0-D vector or
+        matrix field, read back as a Vector / Matrix."""
+        from .field import Field
+        from .matrix import Matrix
+        from ..frontend.lvalues import FieldElem
+        rt = self.ret_type
+        shape = (rt.n,) if not hasattr(rt, 'm') else (rt.n, rt.m)
+        n = rt.n * getattr(rt, 'm', 1)
+        if not isinstance(value, Matrix) or len(value.entries) != n:
+            raise error(f'this kernel returns {rt!r}; got {value!r}')
+        dt = T.resolve(rt.dtype)
+        if self.ret_field is None:
+            self.ret_field = Field(dt, (), shape, name=f'{self.name}.return')
+        for k, e in enumerate(value.entries):
+            FieldElem(self.ret_field, [], comp=k).store(ops.cast(e, dt))
 
 
 def _at_def(fn, message):
@@ -79,11 +103,22 @@ def _annotation_kind(ann, value):
     if T.is_tensor_type(ann):
         raise CompileError(f'{ann!r} kernel arguments are not supported; pass scalars (or put the '
                            'vector in a field)')
+    if ann is T.u1:
+        return T.i32  # a ti.u1 argument is passed as 0 / 1
+    if isinstance(ann, T.DataType) and ann.is_narrow:
+        return ann.reg  # 8/16-bit arguments are passed in 32 bits
     try:
         return T.resolve(ann)
     except TypeError:
         raise CompileError(f'unsupported kernel argument annotation {ann!r} '
                            '(use ti.f32, ti.i32, ti.f64, float, int or ti.template())') from None
+
+
+def _static_kind(ann):
+    try:
+        return _annotation_kind(ann, None)
+    except CompileError as e:
+        return e
 
 
 def _bind(sig, args, kwargs):
@@ -114,10 +149,17 @@ class Kernel:
         if len(args) != len(self.params):
             raise VkdiffError(f'kernel {self.fn.__name__} takes {len(self.params)} arguments, '
                               f'got {len(args)}')
+        kinds = self.__dict__.get('_kinds')
+        if kinds is None:  # explicit annotations resolve once (a launch is on the hot path)
+            kinds = self._kinds = [None if p.annotation is inspect.Parameter.empty else
+                                   _static_kind(p.annotation) for p in self.params]
         key, runtime_args = [], []
-        for p, a in zip(self.params, args):
+        for p, a, kind in zip(self.params, args, kinds):
             try:
-                kind = _annotation_kind(p.annotation, a)
+                if kind is None:
+                    kind = _annotation_kind(p.annotation, a)
+                elif isinstance(kind, CompileError):
+                    raise kind
             except CompileError as e:
                 raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
@@ -144,7 +186,7 @@ class Kernel:
         kir = KernelIR(self.fn.__name__)
         ret = self.sig.return_annotation
         if ret is not inspect.Signature.empty and ret is not None:
-            kir.ret_type = T.resolve(ret)
+            kir.ret_type = ret if T.is_tensor_type(ret) else T.resolve(ret)
         em = Emitter()
         em.kernel_ir = kir
         with emitting(em), em.open(kir.body):
@@ -164,9 +206,10 @@ class Kernel:
         args = _bind(self.sig, args, kwargs)
         inst, rargs = self.instance(args)
         tape = state.tape
-        if state.fwd is not None:
-            return state.fwd.launch(self, inst, args, rargs)
-        result = inst.launch(rargs)
+        if state.fwd is not None:  # inside a Tape too: the tangent kernel computes the primal
+            result = state.fwd.launch(self, inst, args, rargs)
+        else:
+            result = inst.launch(rargs)
         if tape is not None:
             tape.record(self, args)
         return result

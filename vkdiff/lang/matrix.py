@@ -54,13 +54,29 @@ class Matrix(Arithmetic):
         return Matrix([[ops.cast(int(i == j), dt) for j in range(n)] for i in range(n)])
 
     @staticmethod
+    def diag(dim, val):
+        """The dim x dim diagonal matrix with `val` on the diagonal."""
+        return Matrix([[val if i == j else ops.binary('mul', val, 0) for j in range(dim)]
+                       for i in range(dim)])
+
+    @staticmethod
+    def rows(rows):
+        """The matrix whose rows are the given vectors (or lists)."""
+        return Matrix([list(r.entries if isinstance(r, Matrix) else r) for r in rows])
+
+    @staticmethod
+    def cols(cols):
+        """The matrix whose columns are the given vectors (or lists)."""
+        return Matrix.rows(cols).transpose()
+
+    @staticmethod
     def unit(n, i, dt=float):
         return Vector([ops.cast(int(k == i), dt) for k in range(n)])
 
     @classmethod
     def field(cls, n, m, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         from .field import make_field
-        return make_field(dtype, shape, (n, m), needs_grad, needs_dual, name)
+        return make_field(dtype, shape, (n, m), needs_grad, needs_dual, name, kw.get('offset'))
 
     # ------------------------------------------------------------ access
     def _flat(self, key):
@@ -201,6 +217,23 @@ class Matrix(Arithmetic):
     def sum(self):
         return _sum(self.entries)
 
+    # comparisons are entrywise (as in Taichi): `(v == [1, 2]).all()`, `any(A != B)`
+    def __eq__(self, other):
+        return ops.binary('eq', self, _as_matrix(other))
+
+    def __ne__(self, other):
+        return ops.binary('ne', self, _as_matrix(other))
+
+    __hash__ = object.__hash__
+
+    def all(self):
+        """1 if every entry is non-zero (a run-time u1 in kernels)."""
+        return _reduce(lambda a, b: ops.binary('land', a, b), [_truth(e) for e in self.entries])
+
+    def any(self):
+        """1 if some entry is non-zero (a run-time u1 in kernels)."""
+        return _reduce(lambda a, b: ops.binary('lor', a, b), [_truth(e) for e in self.entries])
+
     def max(self):
         return _reduce(lambda a, b: ops.binary('max', a, b), self.entries)
 
@@ -263,7 +296,7 @@ class Vector(Matrix):
     @classmethod
     def field(cls, n, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         from .field import make_field
-        return make_field(dtype, shape, (n,), needs_grad, needs_dual, name)
+        return make_field(dtype, shape, (n,), needs_grad, needs_dual, name, kw.get('offset'))
 
     @staticmethod
     def zero(dt, n):
@@ -272,6 +305,14 @@ class Vector(Matrix):
     @staticmethod
     def one(dt, n):
         return Vector([ops.cast(1, dt)] * n)
+
+
+def _as_matrix(x):
+    return Matrix(x) if isinstance(x, (list, tuple, np.ndarray)) else x
+
+
+def _truth(e):
+    return ops.binary('ne', e, 0) if hasattr(e, 'stmt') else bool(e)
 
 
 def _is_runtime(key):

@@ -18,7 +18,6 @@ from .. import types as T
 
 def _invariant(s, loop):
     """True if s does not depend on anything computed inside the parallel loop."""
-    inside = set(ir.walk(loop.blocks[0])) | {loop}
     stack, seen = [s], set()
     while stack:
         x = stack.pop()
@@ -27,10 +26,21 @@ def _invariant(s, loop):
         seen.add(x)
         if x.op == 'const':
             continue
-        if x in inside or x.op not in ir.PURE:
+        if x.op not in ir.PURE or _inside(x, loop):
             return False
         stack.extend(x.args)
     return True
+
+
+def _inside(x, loop):
+    """x is the loop or a statement nested in its body (found through the parent chain, not a
+    walk of the body: reductions ask this for every index of every atomic)."""
+    while x is not None:
+        if x is loop:
+            return True
+        b = x.parent
+        x = b.owner if b is not None else None
+    return False
 
 
 def _candidates(task):
@@ -66,7 +76,7 @@ def _const(block, v, dt, at=None):
     return c
 
 
-def optimize_reductions(task, features, groups, cpu=True):
+def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
     """Returns the list of tasks replacing `task` (itself, plus finishing tasks). Iterations are
     walked in contiguous chunks per invocation where that pays: always on a CPU driver (repeated
     indices, cached loads), and on a GPU only for segmented accumulation (otherwise the grid
@@ -80,7 +90,8 @@ def optimize_reductions(task, features, groups, cpu=True):
     if not task.loop.attrs.get('transposed'):
         split = _split_by_rate(task, cands)
         if split is not None:
-            return [t for part in split for t in optimize_reductions(part, features, groups, cpu)]
+            return [t for part in split
+                    for t in optimize_reductions(part, features, groups, cpu, max_fields)]
     loop = task.loop
     loop.attrs['groups'] = groups
     uniform = [s for s in cands if all(_invariant(i, loop) for i in s.indices)]
@@ -94,6 +105,8 @@ def optimize_reductions(task, features, groups, cpu=True):
     # one partials field per accumulator type, `groups` slots per accumulator: a task with many
     # accumulators (the tangent of an adjoint has dozens) must stay within the device's
     # maxPerStageDescriptorStorageBuffers (32 on lavapipe), or the dispatch crashes
+    # run as one workgroup, the task applies its sums itself, if it may bind their targets too
+    direct = max_fields is None or len(task.fields()) + len(set(acc_types)) <= max_fields
     partials = {}
     for acc_t in acc_types:
         if acc_t not in partials:
@@ -113,19 +126,15 @@ def optimize_reductions(task, features, groups, cpu=True):
         total = _emit(body, 'wg_sum', acc_t, [_emit(body, 'load', acc_t, [acc])])
         lid = _emit(body, 'local_index', T.i32)
         is0 = _emit(body, 'eq', T.u1, [lid, _const(body, 0, T.i32)])
-        then = ir.Block()
-        gid = _emit(then, 'group_index', T.i32)
-        if base:
-            gid = _emit(then, 'add', T.i32, [gid, _const(then, base, T.i32)])
-        _emit(then, 'gstore', None, [gid, total], {'field': pf, 'comp': 0})
-        _emit(body, 'if', None, [is0], blocks=[then, ir.Block()])
+        _emit(body, 'if', None, [is0], blocks=[_store_partial(target, total, acc_t, pf, base,
+                                                              groups, direct), ir.Block()])
         finishing.append((target, pf, acc_t, base))
     for s in cands:
         if s not in uniform:
             pos = _segmented(task, s, pos)
     if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
-    return [task] + _finish_tasks(task, finishing, groups)
+    return [task] + _finish_tasks(task, finishing, groups, direct)
 
 
 # VKDIFF_CACHE_LOADS=0 turns the load cache off (to measure it).
@@ -301,9 +310,53 @@ def _partials_field(task, k, dtype, groups):
     return f
 
 
-def _finish_tasks(task, finishing, groups, max_fields=16):
+def _store_partial(target, total, acc_t, partials, base, groups, direct):
+    """Invocation 0 of each workgroup: launched as one workgroup (a short loop), apply the sum
+    to the target itself (the finishing tasks are then not launched, lang.compiled); otherwise
+    store this workgroup's partial, and workgroup 0 zeroes the slots of workgroups not launched
+    (the geometry follows the trip count: fewer than `groups` may run)."""
+    then, split = ir.Block(), ir.Block()
+    ng = _emit(then, 'group_count', T.i32)
+    gid = _emit(split, 'group_index', T.i32)
+    slot = _emit(split, 'add', T.i32, [gid, _const(split, base, T.i32)]) if base else gid
+    _emit(split, 'gstore', None, [slot, total], {'field': partials, 'comp': 0})
+    first = _emit(split, 'eq', T.u1, [gid, _const(split, 0, T.i32)])
+    zero_body = ir.Block()
+    k = ir.Stmt('for', T.i32, [ng, _const(split, groups, T.i32)], {'step': 1}, [zero_body])
+    slot = _emit(zero_body, 'add', T.i32, [k, _const(zero_body, base, T.i32)]) if base else k
+    _emit(zero_body, 'gstore', None, [slot, _const(zero_body, 0, acc_t)],
+          {'field': partials, 'comp': 0})
+    zero = ir.Block()
+    zero.append(k)
+    _emit(split, 'if', None, [first], blocks=[zero, ir.Block()])
+    if not direct:
+        then.stmts += split.stmts
+        for st in split.stmts:
+            st.parent = then
+        return then
+    one = _emit(then, 'eq', T.u1, [ng, _const(then, 1, T.i32)])
+    apply = ir.Block()
+    _apply(apply, target, total, acc_t)
+    _emit(then, 'if', None, [one], blocks=[apply, split])
+    return then
+
+
+def _apply(body, target, total, acc_t):
+    """F[I] (+|-)= total, in `body` (the target's index expressions cloned into it)."""
+    field, comp, fn, indices = target
+    mapping = {}
+    for st in ir.dependencies(indices):
+        body.append(ir.clone_stmt(st, mapping))
+    if acc_t is not field.dtype:
+        total = _emit(body, 'cast', field.dtype, [total])
+    _emit(body, 'atomic', field.dtype, [mapping[i] for i in indices] + [total],
+          {'field': field, 'comp': comp, 'fn': fn})
+
+
+def _finish_tasks(task, finishing, groups, direct, max_fields=16):
     """Serial tasks that sum each accumulator's per-workgroup partials in order and do one
-    atomic add into its target: as few dispatches as the binding limit allows."""
+    atomic add into its target: as few dispatches as the binding limit allows. With `direct`,
+    they are skipped when `task` ran as one workgroup."""
     from .tasks import Task
     out, body, fields = [], None, set()
     for target, partials, acc_t, base in finishing:
@@ -311,6 +364,7 @@ def _finish_tasks(task, finishing, groups, max_fields=16):
         if body is None or len(fields | need) > max_fields:
             body, fields = ir.Block(), set()
             out.append(Task('serial', body, f'{task.name}_sum{len(out)}'))
+            out[-1].finishes = task if direct else None
         fields |= need
         _finish_one(body, target, partials, acc_t, groups, base)
     return out
@@ -318,10 +372,6 @@ def _finish_tasks(task, finishing, groups, max_fields=16):
 
 def _finish_one(body, target, partials, acc_t, groups, base):
     """acc = sum of partials[base .. base + groups - 1], in order; F[I] (+|-)= acc."""
-    field, comp, fn, indices = target
-    mapping = {}
-    for st in ir.dependencies(indices):
-        body.append(ir.clone_stmt(st, mapping))
     acc = _emit(body, 'alloca', acc_t)
     _emit(body, 'store', None, [acc, _const(body, 0, acc_t)])
     loop_body = ir.Block()
@@ -330,11 +380,7 @@ def _finish_one(body, target, partials, acc_t, groups, base):
     p = _emit(loop_body, 'gload', acc_t, [loop], {'field': partials, 'comp': 0})
     old = _emit(loop_body, 'load', acc_t, [acc])
     _emit(loop_body, 'store', None, [acc, _emit(loop_body, 'add', acc_t, [old, p])])
-    total = _emit(body, 'load', acc_t, [acc])
-    if acc_t is not field.dtype:
-        total = _emit(body, 'cast', field.dtype, [total])
-    _emit(body, 'atomic', field.dtype, [mapping[i] for i in indices] + [total],
-          {'field': field, 'comp': comp, 'fn': fn})
+    _apply(body, target, _emit(body, 'load', acc_t, [acc]), acc_t)
 
 
 def _segmented(task, s, pos):

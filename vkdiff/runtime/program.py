@@ -14,8 +14,9 @@ def _load_native():
         from . import _vkrt
     except ImportError as e:
         raise RuntimeError_(
-            'vkdiff\'s native Vulkan module is not built: run `bash tools/setup.sh` from the vkdiff '
-            f'checkout (it installs the Vulkan loader, lavapipe and builds the module) [{e}]') from None
+            f'vkdiff\'s native Vulkan module does not import [{e}]: `python -m vkdiff doctor` says '
+            'what is missing; from a checkout, `bash tools/setup.sh` (or `pip install -e .`) '
+            'builds it') from None
     return _vkrt
 
 
@@ -34,7 +35,7 @@ class Storage:
         if n > limit:
             raise RuntimeError_(f'{what} exceeds this device\'s maxStorageBufferRange '
                                 f'({limit} bytes); split it into several fields')
-        self.nbytes = max(n, 4)
+        self.nbytes = max((n + 3) // 4 * 4, 4)  # whole 32-bit words (8/16-bit fields pack)
         try:
             self.buf = rt.device.buffer(self.nbytes)
         except MemoryError as e:  # the native module's OutOfMemoryError, or std::bad_alloc

@@ -1,0 +1,91 @@
+"""8/16-bit types (i8, u8, i16, u16, f16): fields packed into 32-bit words, values computed in 32
+bits and wrapped / rounded after every operation, as Taichi's results (checked against numpy)."""
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+TYPES = [(ti.u8, np.uint8), (ti.i8, np.int8), (ti.u16, np.uint16), (ti.i16, np.int16),
+         (ti.f16, np.float16)]
+
+
+@pytest.mark.parametrize('dt,npd', TYPES)
+def test_store_load_arithmetic_wraps_like_numpy(dt, npd):
+    n = 13  # not a whole number of words
+    x, y = ti.field(dt, shape=n), ti.field(dt, shape=n)
+
+    @ti.kernel
+    def k():
+        for i in x:
+            x[i] = ti.cast(i * 100 - 250, dt)
+        for i in x:
+            y[i] = x[i] * x[(i + 1) % n] + x[i]
+
+    k()
+    ref = (np.arange(n) * 100 - 250).astype(npd)
+    np.testing.assert_array_equal(x.to_numpy(), ref)
+    with np.errstate(over='ignore'):
+        want = ref * np.roll(ref, -1) + ref
+    np.testing.assert_array_equal(y.to_numpy(), want)
+
+
+@pytest.mark.parametrize('dt,npd', TYPES)
+def test_neighbouring_elements_written_in_parallel_stay_intact(dt, npd):
+    n = 4099
+    x = ti.field(dt, shape=n)
+    x.from_numpy(np.full(n, 3, npd))
+
+    @ti.kernel
+    def odd():
+        for i in x:
+            if i % 2 == 1:
+                x[i] = ti.cast(i % 50, dt)
+
+    odd()
+    want = np.full(n, 3, npd)
+    want[1::2] = (np.arange(n)[1::2] % 50).astype(npd)
+    np.testing.assert_array_equal(x.to_numpy(), want)
+
+
+@pytest.mark.parametrize('dt,npd', TYPES)
+def test_atomics_on_packed_elements(dt, npd):
+    s = ti.field(dt, shape=5)
+    mx = ti.field(dt, shape=3)
+
+    @ti.kernel
+    def k():
+        for i in range(1000):
+            ti.atomic_add(s[i % 5], ti.cast(1, dt))
+            ti.atomic_max(mx[i % 3], ti.cast(i % 97, dt))
+
+    k()
+    np.testing.assert_array_equal(s.to_numpy(), np.full(5, 200, np.int64).astype(npd))
+    assert mx.to_numpy().tolist() == [96, 96, 96]
+
+
+def test_u8_increment_wraps_and_f16_rounds():
+    x = ti.field(ti.u8, shape=10)
+    x.from_numpy(np.arange(250, 260).astype(np.uint8))
+    h = ti.field(ti.f16, shape=2)
+
+    @ti.kernel
+    def k(a: ti.f32):
+        for i in x:
+            x[i] += 3
+        h[0] = a
+        h[1] = ti.cast(a, ti.f16) + ti.cast(0.0001, ti.f16)
+
+    k(1.0 / 3.0)
+    assert x.to_numpy().tolist() == [253, 254, 255, 0, 1, 2, 3, 4, 5, 6]
+    third = np.float16(1.0 / 3.0)
+    assert h[0] == float(third)
+    assert h[1] == float(np.float16(third + np.float16(0.0001)))
+
+
+def test_narrow_kernel_arguments_and_returns():
+    @ti.kernel
+    def f(a: ti.u8, b: ti.i16) -> ti.i8:
+        return ti.cast(a, ti.i8) + ti.cast(b, ti.i8)
+
+    assert f(200, 100) == np.int8(np.int8(-56) + np.int8(100))
+    assert ti.u8(300) == 44 and ti.f16(0.1) == float(np.float16(0.1))

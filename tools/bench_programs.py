@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Real programs side by side: vkdiff vs Taichi 1.7.4's Vulkan backend, same device, one run.
+
+    .venv/bin/python tools/bench_programs.py [--taichi-python /work/venvs/taichi/bin/python]
+                                             [--only NAME,...] [--frames N] [--repeat R]
+
+Each program runs in a fresh subprocess per backend, from the same source file: vkdiff runs it
+with `taichi` (and `taichi.math`) aliased to vkdiff; Taichi runs it with `ti.init` forced to
+arch=ti.vulkan. Programs:
+
+- our own DiffTaichi-style optimisation loops (tools/programs/): a mass-spring robot with a
+  neural controller, billiards, differentiable MPM: they define `iteration()`, one optimisation
+  step (a Tape over many small kernels + a parameter update), timed per iteration;
+- Taichi's shipped examples (taichi/examples/ in its wheel, found through --taichi-python),
+  timed per GUI frame: `ti.GUI` is replaced by a stand-in whose show() ends a frame, so each
+  frame includes the example's own host work (to_numpy for drawing) but no drawing.
+
+The first frames/iterations (compilation) are not timed. Times are medians of the timed ones;
+the ratio is Taichi's time over vkdiff's (> 1: vkdiff faster). Taichi is a benchmark-only
+reference installed in a side virtual environment (pip install taichi==1.7.4), never a vkdiff
+dependency; without it the table shows vkdiff alone.
+"""
+import argparse
+import json
+import math
+import os
+import runpy
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAMS = os.path.join(ROOT, 'tools', 'programs')
+
+# (name, kind, path relative to the program root, frames to skip, argv)
+OWN = [('mass_spring_robot', 'own', 'mass_spring_robot.py'),
+       ('billiards', 'own', 'billiards.py'),
+       ('diffmpm', 'own', 'diffmpm.py')]
+EXAMPLES = [('ad_gravity', 'example', 'simulation/ad_gravity.py'),
+            ('mpm88', 'example', 'simulation/mpm88.py'),
+            ('mpm99', 'example', 'simulation/mpm99.py'),
+            ('fem99', 'example', 'simulation/fem99.py'),
+            ('nbody', 'example', 'simulation/nbody.py'),
+            ('mass_spring_game', 'example', 'simulation/mass_spring_game.py'),
+            ('implicit_mass_spring', 'example', 'simulation/implicit_mass_spring.py'),
+            ('pbf2d', 'example', 'simulation/pbf2d.py'),
+            ('fractal', 'example', 'simulation/fractal.py'),
+            ('game_of_life', 'example', 'simulation/game_of_life.py'),
+            ('comet', 'example', 'simulation/comet.py')]
+
+
+# ------------------------------------------------------------------ worker (one program)
+class _Done(Exception):
+    pass
+
+
+class _GUIMeta(type):
+    def __getattr__(cls, name):  # ti.GUI.ESCAPE, ti.GUI.PRESS, ...
+        if name.startswith('__'):
+            raise AttributeError(name)
+        return name
+
+
+def make_fake_gui(frames, stamps):
+    """A stand-in for ti.GUI: show() ends a frame (its time is recorded); after `frames`
+    frames the program is stopped. Events: none; everything else: no-op."""
+    class FakeGUI(metaclass=_GUIMeta):
+        def __init__(self, *a, **k):
+            self.running = True
+            self.res = k.get('res', a[1] if len(a) > 1 else (512, 512))
+            self.fps_limit = None
+            self.frame = 0
+
+        def show(self, *a, **k):
+            stamps.append(time.perf_counter())
+            if len(stamps) > frames:
+                raise _Done()
+
+        def get_event(self, *a):
+            return False
+
+        def get_events(self, *a):
+            return []
+
+        def is_pressed(self, *a):
+            return False
+
+        def get_cursor_pos(self):
+            return 0.5, 0.5
+
+        def __getattr__(self, name):
+            if name.startswith('__'):
+                raise AttributeError(name)
+            return lambda *a, **k: None
+    return FakeGUI
+
+
+def alias_vkdiff():
+    sys.path.insert(0, ROOT)
+    import vkdiff
+    import vkdiff.math
+    sys.modules['taichi'] = vkdiff
+    sys.modules['taichi.math'] = vkdiff.math
+    return vkdiff
+
+
+def worker(backend, kind, path, frames, skip):
+    if backend == 'vkdiff':
+        ti = alias_vkdiff()
+    else:
+        import taichi as ti
+        orig_init = ti.init
+
+        def init(*a, **k):
+            k['arch'] = ti.vulkan
+            return orig_init(*a[1:], **k)
+        ti.init = init
+    stamps = []
+    ti.GUI = make_fake_gui(frames + skip, stamps)
+    sys.argv = [path]
+    if kind == 'own':
+        ti.init(arch=getattr(ti, 'vulkan', None))
+        g = runpy.run_path(path, run_name='program')
+        it = g['iteration']
+        t0 = time.perf_counter()
+        losses = []
+        for k in range(frames + skip):
+            losses.append(float(it()))
+            stamps.append(time.perf_counter())
+        first = stamps[0] - t0
+    else:
+        t0 = time.perf_counter()
+        try:
+            runpy.run_path(path, run_name='__main__')
+        except _Done:
+            pass
+        first = stamps[0] - t0 if stamps else None
+        losses = []
+    dts = [b - a for a, b in zip(stamps[skip - 1:], stamps[skip:])] if skip else \
+        [b - a for a, b in zip(stamps, stamps[1:])]
+    print(json.dumps({'times': dts, 'first': first, 'loss': losses[-1:] or None,
+                      'loss0': losses[:1] or None}))
+
+
+# ------------------------------------------------------------------ driver
+def run_worker(python, backend, kind, path, frames, skip, timeout=900):
+    env = dict(os.environ)
+    if backend == 'vkdiff':
+        env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+    r = subprocess.run([python, os.path.abspath(__file__), '--worker', backend, kind, path,
+                        str(frames), str(skip)], env=env, capture_output=True, text=True,
+                       timeout=timeout, cwd=os.path.dirname(path))
+    lines = r.stdout.strip().splitlines()
+    if r.returncode != 0 or not lines or not lines[-1].startswith('{'):
+        err = (r.stderr.strip().splitlines() or ['?'])[-1]
+        return {'error': err[:90]}
+    return json.loads(lines[-1])
+
+
+def fmt_ms(s):
+    return '-' if s is None else f'{s * 1e3:.2f}'
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--taichi-python', default='/work/venvs/taichi/bin/python',
+                    help='a Python with taichi==1.7.4 installed')
+    ap.add_argument('--only', default='', help='comma-separated program names')
+    ap.add_argument('--frames', type=int, default=10, help='timed frames/iterations')
+    ap.add_argument('--skip', type=int, default=2, help='untimed first frames (compilation)')
+    ap.add_argument('--repeat', type=int, default=1, help='runs per program and backend')
+    args = ap.parse_args()
+    have_taichi = os.path.exists(args.taichi_python) and subprocess.run(
+        [args.taichi_python, '-c', 'import taichi'], capture_output=True).returncode == 0
+    ex_root = None
+    if have_taichi:
+        ex_root = subprocess.run([args.taichi_python, '-c', 'import taichi, os; print(os.path.join('
+                                  'os.path.dirname(taichi.__file__), "examples"))'],
+                                 capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    progs = [(n, k, os.path.join(PROGRAMS, p)) for n, k, p in OWN]
+    if ex_root:
+        progs += [(n, k, os.path.join(ex_root, p)) for n, k, p in EXAMPLES]
+    if args.only:
+        keep = set(args.only.split(','))
+        progs = [p for p in progs if p[0] in keep]
+    print(f'vkdiff vs Taichi 1.7.4 (arch=vulkan), per iteration (own programs) or frame '
+          f'(Taichi examples); median of {args.frames} after {args.skip} untimed, best of '
+          f'{args.repeat} run(s); LP_NUM_THREADS={os.environ.get("LP_NUM_THREADS", "default")}')
+    rows, ratios = [], []
+    for name, kind, path in progs:
+        res = {}
+        for backend in ('vkdiff', 'taichi') if have_taichi else ('vkdiff',):
+            py = sys.executable if backend == 'vkdiff' else args.taichi_python
+            best = None
+            for _ in range(args.repeat):
+                r = run_worker(py, backend, kind, path, args.frames, args.skip)
+                if 'error' in r:
+                    best = r
+                    break
+                r['median'] = statistics.median(r['times']) if r['times'] else None
+                if best is None or (r['median'] or 1e9) < (best['median'] or 1e9):
+                    best = r
+            res[backend] = best
+        v, t = res.get('vkdiff', {}), res.get('taichi', {})
+        ratio = ''
+        if v.get('median') and t.get('median'):
+            ratio = t['median'] / v['median']
+            ratios.append(ratio)
+            ratio = f'{ratio:.2f}'
+        note = v.get('error') or t.get('error') or ''
+        if v.get('loss') and t.get('loss'):
+            note = f'loss {v["loss0"][0]:.4g}->{v["loss"][0]:.4g} / {t["loss0"][0]:.4g}->{t["loss"][0]:.4g}'
+        rows.append([name, fmt_ms(v.get('median')), fmt_ms(t.get('median')), ratio,
+                     fmt_ms(v.get('first')), fmt_ms(t.get('first')), note])
+        print('  done:', name, file=sys.stderr)
+    header = ['program', 'vkdiff ms', 'Taichi ms', 'Taichi/vkdiff', 'vkdiff 1st ms',
+              'Taichi 1st ms', 'note']
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    line = lambda r: '  '.join(str(c).ljust(w) if i in (0, 6) else str(c).rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths)))
+    print(line(header))
+    print('  '.join('-' * w for w in widths))
+    for r in rows:
+        print(line(r))
+    if ratios:
+        gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f'geometric mean of Taichi/vkdiff over {len(ratios)} programs: {gm:.2f}')
+
+
+if __name__ == '__main__':
+    if len(sys.argv) > 1 and sys.argv[1] == '--worker':
+        worker(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
+    else:
+        main()

@@ -1,0 +1,126 @@
+"""Codegen: 8/16-bit types (i8, u8, i16, u16, f16) without 8/16-bit device features. Values live
+in 32-bit registers (module.scalar maps them to i32/u32/f32) and are brought back into range after
+every operation that yields one (`narrow`: wrap integers, round f16 through PackHalf2x16). Fields
+pack 4 or 2 elements into each 32-bit word of the buffer (the host sees the plain numpy layout):
+loads shift and extract, stores clear and set their own bits with two atomics (so neighbours in
+the same word never race), read-modify-write atomics run a compare-exchange loop on the word."""
+from .. import types as T
+
+SCOPE_DEVICE, SEM_RELAXED = 1, 0
+
+
+def narrow(cg, dt, v):
+    """A register value brought into the range / precision of the narrow type dt."""
+    m = cg.m
+    if dt.is_float:
+        f32 = cg.t(T.f32)
+        v2 = m.vector(f32, 2)
+        bits = cg.op('OpExtInst', cg.t(T.u32), m.glsl, 'PackHalf2x16',
+                     cg.op('OpCompositeConstruct', v2, v, m.const(T.f32, 0.0)))
+        return cg.op('OpCompositeExtract', f32,
+                     cg.op('OpExtInst', v2, m.glsl, 'UnpackHalf2x16', bits), '0')
+    if dt.is_signed:
+        i32, sh = cg.t(T.i32), m.i32(32 - dt.bits)
+        return cg.op('OpShiftRightArithmetic', i32, cg.op('OpShiftLeftLogical', i32, v, sh), sh)
+    return cg.op('OpBitwiseAnd', cg.t(T.u32), v, m.const(T.u32, (1 << dt.bits) - 1))
+
+
+def _word_ptr(cg, s):
+    """(pointer to the 32-bit word holding the element, bit offset of the element in it)."""
+    f, m = s.field, cg.m
+    i32, u32 = cg.t(T.i32), cg.t(T.u32)
+    idx = None
+    for ix, n in zip(s.indices, f.shape):
+        v = cg.values[ix]
+        idx = v if idx is None else cg.op('OpIAdd', i32, cg.op('OpIMul', i32, idx, m.i32(n)), v)
+    comp = s.attrs.get('comp', 0)
+    if f.ncomp > 1:
+        base = cg.op('OpIMul', i32, idx, m.i32(f.ncomp)) if idx is not None else None
+        idx = cg.op('OpIAdd', i32, base, m.i32(comp)) if base is not None else m.i32(comp)
+    elif idx is None:
+        idx = m.i32(0)
+    per = 32 // f.dtype.bits
+    word = cg.op('OpShiftRightArithmetic', i32, idx, m.i32(per.bit_length() - 1))
+    lane = cg.op('OpBitcast', u32, cg.op('OpBitwiseAnd', i32, idx, m.i32(per - 1)))
+    shift = cg.op('OpIMul', u32, lane, m.const(T.u32, f.dtype.bits))
+    ptr = cg.op('OpAccessChain', m.pointer('StorageBuffer', u32), cg.buffers[f], m.i32(0), word)
+    return ptr, shift
+
+
+def _extract(cg, dt, word, shift):
+    """The element at `shift` of a 32-bit word, as a register value."""
+    m, u32 = cg.m, cg.t(T.u32)
+    x = cg.op('OpShiftRightLogical', u32, word, shift)
+    if dt.is_float:
+        v2 = m.vector(cg.t(T.f32), 2)
+        x = cg.op('OpBitwiseAnd', u32, x, m.const(T.u32, 0xFFFF))
+        return cg.op('OpCompositeExtract', cg.t(T.f32),
+                     cg.op('OpExtInst', v2, m.glsl, 'UnpackHalf2x16', x), '0')
+    if dt.is_signed:
+        return narrow(cg, dt, cg.op('OpBitcast', cg.t(T.i32), x))
+    return narrow(cg, dt, x)
+
+
+def _bits(cg, dt, v):
+    """The element's bit pattern in the low bits of a u32 (the rest zero)."""
+    m, u32 = cg.m, cg.t(T.u32)
+    if dt.is_float:
+        return cg.op('OpExtInst', u32, m.glsl, 'PackHalf2x16',
+                     cg.op('OpCompositeConstruct', m.vector(cg.t(T.f32), 2), v, m.const(T.f32, 0.0)))
+    if dt.is_signed:
+        v = cg.op('OpBitcast', u32, v)
+    return cg.op('OpBitwiseAnd', u32, v, m.const(T.u32, (1 << dt.bits) - 1))
+
+
+def load(cg, s):
+    ptr, shift = _word_ptr(cg, s)
+    return _extract(cg, s.field.dtype, cg.op('OpLoad', cg.t(T.u32), ptr), shift)
+
+
+def store(cg, s):
+    m, u32, dt = cg.m, cg.t(T.u32), s.field.dtype
+    ptr, shift = _word_ptr(cg, s)
+    mask = cg.op('OpShiftLeftLogical', u32, m.const(T.u32, (1 << dt.bits) - 1), shift)
+    bits = cg.op('OpShiftLeftLogical', u32, _bits(cg, dt, cg.values[s.value_arg]), shift)
+    scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
+    cg.op('OpAtomicAnd', u32, ptr, scope, sem, cg.op('OpNot', u32, mask))
+    cg.op('OpAtomicOr', u32, ptr, scope, sem, bits)
+
+
+def _apply(cg, fn, dt, a, b):
+    t = cg.t(dt)
+    if dt.is_float:
+        if fn in ('min', 'max'):
+            return cg.glsl('FMin' if fn == 'min' else 'FMax', T.f32, a, b)
+        return cg.op({'add': 'OpFAdd', 'sub': 'OpFSub', 'mul': 'OpFMul'}[fn], t, a, b)
+    if fn in ('min', 'max'):
+        name = ('S' if dt.is_signed else 'U') + ('Min' if fn == 'min' else 'Max')
+        return cg.glsl(name, dt.reg, a, b)
+    return cg.op({'add': 'OpIAdd', 'sub': 'OpISub', 'mul': 'OpIMul', 'band': 'OpBitwiseAnd',
+                  'bor': 'OpBitwiseOr', 'bxor': 'OpBitwiseXor'}[fn], t, a, b)
+
+
+def atomic(cg, s):
+    """old = element; element = narrow(old OP value), by compare-exchange on the word."""
+    m, u32, dt, fn = cg.m, cg.t(T.u32), s.field.dtype, s.attrs['fn']
+    ptr, shift = _word_ptr(cg, s)
+    val = cg.values[s.value_arg]
+    mask = cg.op('OpShiftLeftLogical', u32, m.const(T.u32, (1 << dt.bits) - 1), shift)
+    keep = cg.op('OpNot', u32, mask)
+    wvar = cg.local_var(T.u32, 'cas')
+    cg.emit(f'OpStore {wvar} {cg.op("OpLoad", u32, ptr)}')
+    header, cont, merge = cg.open_loop('cas')
+    old = cg.op('OpLoad', u32, wvar)
+    new_e = narrow(cg, dt, _apply(cg, fn, dt, _extract(cg, dt, old, shift), val))
+    new = cg.op('OpBitwiseOr', u32, cg.op('OpBitwiseAnd', u32, old, keep),
+                cg.op('OpShiftLeftLogical', u32, _bits(cg, dt, new_e), shift))
+    scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
+    seen = cg.op('OpAtomicCompareExchange', u32, ptr, scope, sem, sem, new, old)
+    cg.emit(f'OpStore {wvar} {seen}')
+    cg.emit(f'OpBranchConditional {cg.op("OpIEqual", m.bool(), seen, old)} {merge} {cont}')
+    cg.terminated = True
+    cg.label(cont)
+    cg.emit(f'OpBranch {header}')
+    cg.terminated = True
+    cg.label(merge)
+    return _extract(cg, dt, cg.op('OpLoad', u32, wvar), shift)

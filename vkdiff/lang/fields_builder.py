@@ -1,0 +1,68 @@
+"""API stage: `ti.FieldsBuilder`, Taichi's way to lay out a group of fields after others already
+run (`fb.dense(ti.i, n).place(x)`, `tree = fb.finalize()`, `tree.destroy()`). vkdiff has no global
+SNode tree to rebuild, so a builder is a root that remembers what it placed: `finalize` closes it,
+`destroy` frees those fields' device memory (the fields cannot be used afterwards)."""
+from ..errors import VkdiffError
+from .field import SNode
+
+
+class _BuilderNode(SNode):
+    """An SNode under a FieldsBuilder: what it places is recorded in the builder."""
+
+    def __init__(self, builder, shape=()):
+        super().__init__(shape)
+        self._builder = builder
+
+    def dense(self, axes, dimensions):
+        return _BuilderNode(self._builder, super().dense(axes, dimensions).shape)
+
+    def place(self, *fields, offset=None):
+        b = self._builder
+        if b.finalized:
+            raise VkdiffError('this FieldsBuilder is finalized: place fields with a new one')
+        super().place(*fields, offset=offset)
+        b._fields.extend(_flatten(fields))
+        return self
+
+
+def _flatten(fields):
+    for f in fields:
+        if isinstance(f, (list, tuple)):
+            yield from _flatten(f)
+        else:
+            yield f
+
+
+class FieldsBuilder(_BuilderNode):
+    """`fb = ti.FieldsBuilder(); fb.dense(ti.i, n).place(x); tree = fb.finalize()`."""
+
+    def __init__(self):
+        super().__init__(self)
+        self._fields = []
+        self.finalized = False
+
+    def finalize(self, raise_warning=True):
+        if self.finalized:
+            raise VkdiffError('FieldsBuilder.finalize() was called already')
+        self.finalized = True
+        return SNodeTree(self._fields)
+
+    @property
+    def empty(self):
+        return not self._fields
+
+
+class SNodeTree:
+    """The fields one FieldsBuilder placed; `destroy()` frees their device memory."""
+
+    def __init__(self, fields):
+        self._fields = list(fields)
+        self.destroyed = False
+
+    def destroy(self):
+        if self.destroyed:
+            raise VkdiffError('this SNode tree is destroyed already')
+        self.destroyed = True
+        for f in self._fields:
+            f._storage = None  # the device buffer goes with its last reference
+            f._shape = None    # any later use says the field is not placed

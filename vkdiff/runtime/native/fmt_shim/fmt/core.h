@@ -1,0 +1,3 @@
+// See format.h: a stand-in for {fmt}, enough for Kompute 0.9.0.
+#pragma once
+#include "format.h"
