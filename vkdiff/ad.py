@@ -99,13 +99,11 @@ class Tape:
         return to_dot(self)
 
     def check(self):
-        from .autodiff.access_rules import check_tape, launch_summary
-        launches = []
-        for e in self.entries:
-            if e[0] == 'kernel':
-                inst, _ = e[1].instance(e[2])
-                launches.append((e[1].__name__, launch_summary(inst, _rt_args(e[1], e[2]))))
-        check_tape(launches)
+        from .autodiff.access_rules import check_tape, launch_summary, written_fields
+        kernels = [(e[1], e[1].instance(e[2])[0], e[2]) for e in self.entries if e[0] == 'kernel']
+        written = frozenset().union(*(written_fields(inst) for _, inst, _ in kernels))
+        check_tape([(k.__name__, launch_summary(inst, _rt_args(k, args), written))
+                    for k, inst, args in kernels], written)
 
     def grad(self):
         for e in reversed(self.entries):

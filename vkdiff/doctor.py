@@ -129,7 +129,8 @@ def check_cache(out):
     except OSError as e:
         out(f'  SPIR-V disk cache: UNUSABLE: {e} (set VKDIFF_CACHE_DIR, or VKDIFF_CACHE=0)')
         return
-    files = [f for f in os.listdir(d) if f.endswith('.spv')]
+    from .codegen.cache import SUFFIX
+    files = [f for f in os.listdir(d) if f.endswith(SUFFIX)]
     size = sum(os.path.getsize(os.path.join(d, f)) for f in files)
     out(f'  SPIR-V disk cache: {d} ({len(files)} kernels, {size / 1e6:.1f} MB; '
         'VKDIFF_CACHE_DIR moves it, VKDIFF_CACHE=0 turns it off)')

@@ -144,15 +144,37 @@ def check_rules(tasks, kernel_name):
 
 
 # ---------------------------------------------------------------- across Tape launches
-def launch_summary(inst, args):
-    """[(field, kind, index pattern)] for one launch of compiled kernel `inst`; a pattern entry is
-    an int where the index is known on the host (constants, kernel arguments) and None where it
-    varies. Which accesses and indices to evaluate is worked out once per kernel instance (a long
-    Tape checks thousands of launches): constants are folded, accesses with the same pattern
-    merged, and only indices made from kernel arguments are evaluated per launch."""
+def launch_summary(inst, args, written=None):
+    """(writes, reads) of one launch of compiled kernel `inst`: lists of (field, kind, index
+    pattern, stmt); a pattern entry is an int where the index is known on the host (constants,
+    kernel arguments) and None where it varies. Reads of fields outside `written` (a frozenset:
+    the fields the Tape's launches may overwrite), when given, are left out.
+    Which accesses and indices to evaluate is worked out once per kernel instance (a long Tape
+    checks thousands of launches, and replays the same ones every iteration): constants are
+    folded, accesses with the same pattern merged, each index made from kernel arguments is
+    evaluated once per launch, and summaries are remembered by those values."""
     from ..lang.compiled import _host_eval
+    plan = _plan(inst)
+    entries, dynamic, exprs, memo = plan[:4]
+    vals = tuple(_safe_eval(x, args, _host_eval) for x in exprs) if dynamic else ()
+    key = (vals, written)
+    out = memo.get(key)
+    if out is None:
+        val = dict(zip(exprs, vals))
+        summ = [(f, kind, tuple(val[x] if x.__class__ is ir.Stmt else x for x in idx), s)
+                for f, kind, idx, s in entries]
+        out = ([e for e in summ if e[1] == 'write'],
+               [e for e in summ if e[1] == 'read' and (written is None or e[0] in written)])
+        if len(memo) > 4096:
+            memo.clear()
+        memo[key] = out
+    return out
+
+
+def _plan(inst):
     plan = getattr(inst, '_access_plan', None)
     if plan is None:
+        from ..lang.compiled import _host_eval
         seen, entries, dynamic, exprs = set(), [], False, {}
         for t in inst.tasks:
             for s in ir.walk(t.body):
@@ -172,13 +194,14 @@ def launch_summary(inst, args):
                 if key not in seen:
                     seen.add(key)
                     entries.append((s.field, _kind(s), tuple(idx), s))
-        plan = inst._access_plan = (entries, dynamic, list(exprs.values()))
-    entries, dynamic, exprs = plan
-    if not dynamic:
-        return entries
-    val = {x: _safe_eval(x, args, _host_eval) for x in exprs}  # each distinct index once
-    return [(f, kind, tuple(val[x] if x.__class__ is ir.Stmt else x for x in idx), s)
-            for f, kind, idx, s in entries]
+        plan = inst._access_plan = (entries, dynamic, list(exprs.values()), {},
+                                    frozenset(e[0] for e in entries if e[1] == 'write'))
+    return plan
+
+
+def written_fields(inst):
+    """The fields a kernel instance may overwrite (not accumulate into)."""
+    return _plan(inst)[4]
 
 
 def _shape(x):
@@ -204,14 +227,15 @@ def _overlap(p, q):
     return all(a is None or b is None or a == b for a, b in zip(p, q))
 
 
-def check_tape(launches):
-    """`launches`: [(kernel name, summary)] in recording order. Earlier reads are indexed by field
+def check_tape(launches, written=None):
+    """`launches`: [(kernel name, (writes, reads))] in recording order. Earlier reads are indexed by field
     and by the first index (the time step, in a time-stepped simulation), so a long tape checks
-    in about linear time."""
+    in about linear time. Reads of fields no launch overwrites (`written`, when given) are not
+    recorded: nothing could break rule 1 on them."""
     reads = {}   # field -> {first index or None -> {pattern: (kernel, stmt)}}
-    for kname, summ in launches:
-        for field, kind, pat, stmt in summ:
-            if kind != 'write' or field not in reads:
+    for kname, (writes, summ_reads) in launches:
+        for field, kind, pat, stmt in writes:
+            if field not in reads:
                 continue
             by_first = reads[field]
             if pat and pat[0] is not None:
@@ -226,7 +250,7 @@ def check_tape(launches):
                                       f'which the earlier launch of {kprev} read ({_describe(s2)}); '
                                       'its gradient would be wrong. Write to a new field (e.g. one '
                                       'per time step).', stmt.loc)
-        for field, kind, pat, stmt in summ:
-            if kind == 'read':
+        for field, kind, pat, stmt in summ_reads:
+            if written is None or field in written:
                 first = pat[0] if pat else None
                 reads.setdefault(field, {}).setdefault(first, {}).setdefault(pat, (kname, stmt))

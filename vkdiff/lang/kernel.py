@@ -202,6 +202,7 @@ class Kernel:
             fb.build_body(fb.fdef.body)
         return kir
 
+    @state.synchronized
     def __call__(self, *args, **kwargs):
         args = _bind(self.sig, args, kwargs)
         inst, rargs = self.instance(args)
@@ -219,11 +220,13 @@ class Kernel:
         argument."""
         return self if obj is None else _BoundKernel(self, obj)
 
+    @state.synchronized
     def ir(self, *args):
         """The IR of this kernel's tasks for the given arguments, as text."""
         inst, _ = self.instance(args)
         return inst.ir()
 
+    @state.synchronized
     def spirv(self, *args):
         inst, _ = self.instance(args)
         return inst.spirv()
@@ -235,6 +238,7 @@ class AdjointKernel:
     def __init__(self, primal):
         self.primal = primal
 
+    @state.synchronized
     def __call__(self, *args, **kwargs):
         args = _bind(self.primal.sig, args, kwargs)
         inst, rargs = self.primal.instance(args)
@@ -245,10 +249,12 @@ class AdjointKernel:
             check_overflow(adjoint)
         return result
 
+    @state.synchronized
     def ir(self, *args):
         inst, _ = self.primal.instance(args)
         return inst.adjoint().ir()
 
+    @state.synchronized
     def spirv(self, *args):
         inst, _ = self.primal.instance(args)
         return inst.adjoint().spirv()

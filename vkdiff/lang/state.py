@@ -1,5 +1,9 @@
-"""API stage: the program state that `ti.init()` resets (runtime, fields, config, tape)."""
+"""API stage: the program state that `ti.init()` resets (runtime, fields, config, tape), and the
+one lock that serialises every entry into it from Python threads (launches, host access to
+fields, compilation: the batch and the compiler's caches are not thread-safe on their own)."""
+import functools
 import os
+import threading
 
 from .. import types as T
 
@@ -9,6 +13,23 @@ _runtime = None
 config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': ()}
 tape = None  # the active Tape, if any
 fwd = None   # the active FwdMode, if any
+
+
+lock = threading.RLock()
+
+
+def synchronized(fn):
+    """Run `fn` holding the program lock (re-entrant: a locked call may make others)."""
+    acquire, release = lock.acquire, lock.release  # (cheaper than `with lock:`)
+
+    @functools.wraps(fn)
+    def locked(*args, **kwargs):
+        acquire()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            release()
+    return locked
 
 
 class Root:
@@ -27,6 +48,7 @@ def has_runtime():
     return _runtime is not None
 
 
+@synchronized
 def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0, debug=False,
          disable_features=(), **kwargs):
     """Reset everything: fields die, kernels recompile. `arch` is accepted for Taichi
@@ -44,6 +66,7 @@ def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0
     runtime()
 
 
+@synchronized
 def reset():
     global generation, _runtime, tape, fwd
     generation += 1
