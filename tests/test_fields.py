@@ -188,8 +188,11 @@ def test_from_numpy_checks():
     np.testing.assert_array_equal(x.to_numpy(), np.ones((2, 3)))
     n = ti.field(ti.i32, shape=3)
     n.from_numpy(np.array([1, 2, 3]))
+    n.from_numpy(np.array([0.5, 1.5, -2.5]))  # float data truncates toward zero, as in Taichi
+    np.testing.assert_array_equal(n.to_numpy(), [0, 1, -2])
+    n.from_numpy(np.array([1, 2, 3]))
     with pytest.raises(ValueError):
-        n.from_numpy(np.array([0.5, 1.5, 2.5]))
+        n.from_numpy(np.array([0.5, np.nan, 2.5]))  # no i32 value
     np.testing.assert_array_equal(n.to_numpy(), [1, 2, 3])
     v = ti.Vector.field(2, ti.f32, shape=3)
     with pytest.raises(ValueError):
@@ -299,3 +302,17 @@ def test_from_numpy_upload_canary(dt):
     np.testing.assert_array_equal(x.to_numpy(), a * 2)
     for i in range(0, n, 97):
         assert y[i] == a[i]
+
+
+def test_numpy_integer_indices_and_shapes():
+    """numpy scalars as indices and shapes (numpy 2: `np.int32(0) == ()` is an empty array,
+    whose truth value is an error, not False)."""
+    x = ti.field(ti.i32, shape=np.int64(3))
+    assert x.shape == (3,)
+    x[np.int32(1)] = 7
+    x[np.int64(2)] = 9
+    assert x[np.int32(1)] == 7 and x[np.uint8(2)] == 9
+    v = ti.Vector.field(2, ti.i32, shape=(np.int32(2),))
+    v[np.int32(0)] = [3, 4]
+    assert v[np.int32(0)][np.int32(1)] == 4
+    assert x.to_numpy().tolist() == [0, 7, 9]

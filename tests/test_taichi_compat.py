@@ -136,7 +136,7 @@ def test_solve_matches_numpy_in_a_kernel(n):
             x[i] = ti.solve(A[i], b[i])
 
     k()
-    np.testing.assert_allclose(x.to_numpy(), np.linalg.solve(A_np.astype(np.float64), b_np),
+    np.testing.assert_allclose(x.to_numpy(), np.linalg.solve(A_np.astype(np.float64), b_np[..., None])[..., 0],
                                rtol=1e-3, atol=1e-3)
 
 

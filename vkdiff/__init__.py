@@ -6,8 +6,11 @@ from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint3
                     u1, uint1, i8, u8, i16, u16, f16, int8, uint8, int16, uint16, float16,
                     half)
 from .errors import VkdiffError, CompileError, AutodiffError, OutOfMemoryError
+from .errors import (TaichiCompilationError, TaichiSyntaxError, TaichiNameError, TaichiIndexError,
+                     TaichiTypeError, TaichiRuntimeError, TaichiRuntimeTypeError, TaichiAssertionError)
 from .lang.state import init, reset
-from .lang.field import field, Field, SNode, i, j, k, l, ij, ijk, ijkl
+from .lang.field import (field, Field, SNode, axes, i, j, k, l, ij, ik, il, jk, jl, kl, ijk, ijl, ikl,
+                         jkl, ijkl)
 from .lang.matrix import Matrix, Vector
 from .lang.struct import Struct, StructField, dataclass
 from .lang.kernel import kernel, func, template, Kernel, data_oriented

@@ -30,12 +30,18 @@ class Tape:
             from .autodiff.tape_validation import ReadLog
             self._reads = ReadLog()
         if loss is not None:
+            from .errors import AutodiffArgumentError, VkdiffTypeError
+            from .lang.field import Field
+            if not isinstance(loss, Field):
+                raise VkdiffTypeError(f'Tape(loss=...) needs a 0-D float field with '
+                                      f'needs_grad=True, got {type(loss).__name__} {loss!r}')
             if loss.shape != ():
-                raise AutodiffError(f'Tape(loss=...) needs a 0-D field; {loss.name} has shape '
-                                    f'{loss.shape} (use kernel.grad() for other outputs)')
+                raise AutodiffArgumentError(f'Tape(loss=...) needs a 0-D field; {loss.name} has '
+                                            f'shape {loss.shape} (use kernel.grad() for other '
+                                            'outputs)')
             if loss.grad is None:
-                raise AutodiffError(f'the loss {loss.name} has no gradient: declare it with '
-                                    'needs_grad=True')
+                raise AutodiffArgumentError(f'the loss {loss.name} has no gradient: declare it '
+                                            'with needs_grad=True')
 
     def __enter__(self):
         if state.tape is not None:
@@ -236,6 +242,7 @@ class FwdMode:
 
     def __exit__(self, exc_type, exc, tb):
         state.fwd = None
+        self.param.dual.fill(0)  # the seed is cleared on exit, as in Taichi; tangents stay
         return False
 
 
@@ -266,11 +273,13 @@ def hvp(loss, param, v, fn, *args, **kwargs):
         fn(*args, **kwargs)
     clear_all_gradients('grad')
     loss.grad.fill(1)
+    param.dual.from_numpy(fwd.seed)  # the adjoints' tangents need the seed FwdMode cleared
     for kernel, kargs in reversed(fwd.recorded):
         if not hasattr(kernel, 'instance'):
             raise AutodiffError(f'hvp cannot go through the custom operation {kernel.__name__}')
         inst, rargs = kernel.instance(kargs)
         inst.adjoint().tangent().launch(rargs)
+    param.dual.fill(0)
     return param.grad.dual.to_numpy()
 
 

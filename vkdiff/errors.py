@@ -13,8 +13,85 @@ class AutodiffError(VkdiffError):
     """A gradient cannot be generated correctly (e.g. a global data access rule is broken)."""
 
 
-class RuntimeError_(VkdiffError):
+class TaichiRuntimeError(VkdiffError, RuntimeError):
+    """Taichi's name: a program cannot be executed (a RuntimeError)."""
+
+
+class AutodiffArgumentError(AutodiffError, ValueError):
+    """A Tape / gradient call given a loss it cannot differentiate (not 0-D, no gradient)."""
+
+
+class RuntimeError_(TaichiRuntimeError):
     """The Vulkan runtime failed (no device, device lost, missing tools)."""
+
+
+# ---- Taichi's exception names (taichi/lang/exception.py, same built-in bases), vkdiff's own
+TaichiCompilationError = CompileError
+
+
+class TaichiSyntaxError(CompileError, SyntaxError):
+    """A kernel is written wrongly (also: a kernel called with the wrong number of arguments)."""
+
+
+class TaichiNameError(CompileError, NameError):
+    """An undefined name in a kernel."""
+
+
+class TaichiIndexError(CompileError, IndexError):
+    """A wrong index in a kernel, found at compile time."""
+
+
+class TaichiTypeError(CompileError, TypeError):
+    """A type mismatch in a kernel, found at compile time."""
+
+
+class TaichiAssertionError(TaichiRuntimeError, AssertionError):
+    """An assertion failed at run time."""
+
+
+class TaichiRuntimeTypeError(TaichiRuntimeError, TypeError):
+    """A value of the wrong type given to a compiled kernel."""
+
+
+# ---- Python-scope bad input (each also the built-in a user catches)
+class KernelArgumentError(TaichiRuntimeTypeError):
+    """A kernel argument of the wrong type (None, str, complex, a float for an integer)."""
+
+
+class KernelArgumentCountError(TaichiSyntaxError, TypeError):
+    """A kernel called with missing or extra arguments (Taichi: TaichiSyntaxError)."""
+
+
+class VkdiffTypeError(VkdiffError, TypeError):
+    """A Python-scope value, dtype or shape of the wrong type."""
+
+
+class DataTypeError(VkdiffTypeError, ValueError):
+    """Something that is no vkdiff dtype (`ti.field('i8')`, `ti.field(None)`; Taichi: ValueError)."""
+
+
+class VkdiffValueError(VkdiffError, ValueError):
+    """A Python-scope value of the right type but a wrong shape or value."""
+
+
+class VkdiffOverflowError(VkdiffValueError, OverflowError):
+    """A number that does not fit the field's or argument's type (2**40 into i32, -1 into u32)."""
+
+
+class VkdiffIndexError(VkdiffError, IndexError):
+    """A field index out of range."""
+
+
+class IndexCountError(VkdiffIndexError, AssertionError):
+    """A field indexed with the wrong number of indices (Taichi raises AssertionError)."""
+
+
+class IndexTypeError(VkdiffIndexError, TypeError):
+    """A field index that is not an integer (a float, bool, slice, str; Taichi: TypeError)."""
+
+
+class UnsupportedError(TaichiRuntimeError, NotImplementedError):
+    """A Taichi feature vkdiff does not have (sparse SNodes: pointer, bitmasked, dynamic)."""
 
 
 class OutOfMemoryError(VkdiffError, MemoryError):

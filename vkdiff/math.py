@@ -81,7 +81,7 @@ exp2 = _api.exp2
 
 
 def log2(x):
-    return _ops.binary('mul', log(x), 1.4426950408889634)
+    return _ops.binary('div', log(x), _m.log(2.0))  # Taichi: log(x) / static(log(2.0))
 
 
 def _elementwise(f):
@@ -97,9 +97,12 @@ def _elementwise(f):
     return g
 
 
+# The helpers below are Taichi 1.7.4's formulas (python/taichi/math/mathimpl.py), operation
+# for operation, so results agree to the bit.
 @_elementwise
 def sign(x):
-    return _api.select(x > 0, 1.0, _api.select(x < 0, -1.0, 0.0))
+    return _ops.binary('sub', _ops.cast(_ops.binary('ge', x, 0.0), float),
+                       _ops.cast(_ops.binary('le', x, 0.0), float))
 
 
 def fract(x):
@@ -107,12 +110,12 @@ def fract(x):
 
 
 def mix(x, y, a):
-    return x * (1 - a) + y * a
+    return x * (1.0 - a) + y * a
 
 
 @_elementwise
 def step(edge, x):
-    return _api.select(x < edge, 0.0, 1.0)
+    return _ops.cast(_ops.binary('ge', x, edge), float)
 
 
 def smoothstep(edge0, edge1, x):
@@ -133,7 +136,7 @@ def length(x):
 
 
 def normalize(x):
-    return x.normalized()
+    return x / x.norm()
 
 
 def distance(x, y):
@@ -141,7 +144,20 @@ def distance(x, y):
 
 
 def reflect(x, n):
-    return x - 2.0 * n.dot(x) * n
+    k = x.dot(n)
+    return x - 2.0 * k * n
+
+
+def refract(x, n, eta):
+    """Taichi's refract: zero where k < 0 (total internal reflection)."""
+    dxn = x.dot(n)
+    k = 1.0 - eta * eta * (1.0 - dxn * dxn)
+    r = eta * x - (eta * dxn + sqrt(_api.max(k, 0.0))) * n
+    return _api.select(_ops.binary('ge', k, 0.0), r, 0.0)
+
+
+def mod(x, y):
+    return x - y * floor(x / y)
 
 
 def radians(deg):

@@ -79,19 +79,23 @@ def resolve(dtype):
         return Defaults.ip
     if dtype is bool:
         return i32
-    if isinstance(dtype, str) and dtype in ALL:
-        return ALL[dtype]
+    from .errors import DataTypeError
+    if isinstance(dtype, str):  # Taichi's names only: numpy's 'i8' would be int64, not int8
+        if dtype in ALL and dtype != 'u1':
+            return ALL[dtype]
+        raise DataTypeError(f'unsupported data type {dtype!r}; use one of '
+                            f'{", ".join(n for n in ALL if n != "u1")}')
     if is_tensor_type(dtype):
-        raise TypeError(f'{dtype!r} is a vector/matrix type, not a scalar type')
+        raise DataTypeError(f'{dtype!r} is a vector/matrix type, not a scalar type')
     try:
-        npd = np.dtype(dtype)
-    except TypeError:
+        npd = np.dtype(dtype) if dtype is not None else None  # np.dtype(None) is float64
+    except (TypeError, ValueError):
         npd = None
     if npd is not None:
         for t in ALL.values():
             if t.np == npd and t is not u1:
                 return t
-    raise TypeError(f"unsupported data type {dtype!r}; use one of f32, f64, i32, u32, i64")
+    raise DataTypeError(f"unsupported data type {dtype!r}; use one of f32, f64, i32, u32, i64")
 
 
 def promote(a, b):

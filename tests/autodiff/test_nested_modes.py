@@ -61,3 +61,32 @@ def test_fwdmode_inside_fwdmode_is_an_error():
         with pytest.raises(ti.VkdiffError, match='nested'):
             with ti.ad.FwdMode(loss=L, param=x, seed=[1.0, 0, 0]):
                 pass
+
+
+def test_fwdmode_exit_clears_the_seed_keeps_the_tangents():
+    # Taichi's test_ad_for_fwd.py::test_ad_sum_fwd: the seed in param.dual is cleared on exit
+    x, L, square, total, xs = _setup()
+    with ti.ad.FwdMode(loss=L, param=x, seed=[1.0, 2.0, 3.0]):
+        square()
+        total(2.0)
+    np.testing.assert_array_equal(x.dual.to_numpy(), 0)
+    assert L.dual[None] == pytest.approx(_expected(xs) @ [1.0, 2.0, 3.0], rel=1e-13)
+
+
+def test_hvp_still_uses_the_seed_after_fwdmode():
+    x, L, square, total, xs = _setup()
+
+    def run():
+        square()
+        total(2.0)
+
+    v = np.array([0.5, -1.0, 2.0])
+    hv = ti.ad.hvp(L, x, v, run)
+    h = 1e-5
+    def grad_at(p):
+        x.from_numpy(p)
+        with ti.Tape(L):
+            run()
+        return x.grad.to_numpy()
+    fd = (grad_at(xs + h * v) - grad_at(xs - h * v)) / (2 * h)
+    np.testing.assert_allclose(hv, fd, rtol=1e-7)

@@ -225,9 +225,9 @@ def unary(op, a):
 
 
 def select(cond, a, b):
-    if _is_matrix(a) or _is_matrix(b):
+    if _is_matrix(cond) or _is_matrix(a) or _is_matrix(b):  # entry by entry, cond included
         from ..lang.matrix import elementwise
-        return elementwise(lambda x, y: select(cond, x, y), a, b)
+        return elementwise(select, cond, a, b)
     if not isinstance(cond, Value):
         return a if cond else b
     t = _operand_types(a, b)

@@ -128,11 +128,12 @@ def pow(x, y):
 
 
 def _reduce(fn, args):
+    """ti.max(a, b, c) = max(a, max(b, c)): Taichi's order (it matters for NaN)."""
     if len(args) == 1:
         args = tuple(args[0])
-    acc = args[0]
-    for a in args[1:]:
-        acc = ops.binary(fn, acc, a)
+    acc = args[-1]
+    for a in reversed(args[:-1]):
+        acc = ops.binary(fn, a, acc)
     return acc
 
 
@@ -194,7 +195,7 @@ def isinf(x):
 
 
 def clamp(x, lo, hi):
-    return min(max(x, lo), hi)
+    return min(hi, max(lo, x))  # Taichi's operand order (matters for NaN)
 
 
 @state.synchronized

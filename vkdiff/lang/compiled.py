@@ -9,7 +9,9 @@ from ..codegen.spirv import LOCAL_SIZE, PushLayout, TaskCodegen
 from ..passes.lower import lower_task
 from ..passes.reduction import optimize_reductions
 from ..passes.tasks import split_tasks
+from ..errors import KernelArgumentError, VkdiffError
 from . import state
+from .convert import arg_converter
 
 
 class CompiledTask:
@@ -192,14 +194,16 @@ class TaskList:
         rt = state.runtime()
         try:
             values = [c(a) for c, a in zip(self.converters, args)]
-            rt.launches += 1
+        except VkdiffError as e:  # a wrong type or a value out of range: convert.arg_converter
+            raise type(e)(f'kernel {self.name}: {e}') from None
+        rt.launches += 1
+        try:
             return self.packer.pack(rt.launches & 0xFFFFFFFF,
                                     state.config['random_seed'] & 0xFFFFFFFF, *values)
         except (TypeError, ValueError, OverflowError, struct.error) as e:
-            from ..errors import VkdiffError
             kinds = ', '.join(c.__name__ for c in self.converters)
-            raise VkdiffError(f'{self.name}: bad kernel arguments {tuple(args)!r} for scalar '
-                              f'parameters ({kinds}): {e}') from None
+            raise KernelArgumentError(f'{self.name}: bad kernel arguments {tuple(args)!r} for '
+                                      f'scalar parameters ({kinds}): {e}') from None
 
     def launch(self, args, push=None):
         rt = state.runtime()
@@ -241,7 +245,8 @@ class CompiledKernel(TaskList):
         push = PushLayout(kir.arg_types)
         super().__init__(kir.name, split_tasks(kir.body, kir.name), push,
                          struct.Struct(push.struct_format()),
-                         [float if t.is_float else int for t in kir.arg_types], kir.ret_field)
+                         [arg_converter(t, f'argument {n!r} ({t})')
+                          for t, n in zip(kir.arg_types, kir.arg_names)], kir.ret_field)
         self._adjoint = None
 
     def adjoint(self):

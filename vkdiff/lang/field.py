@@ -4,8 +4,9 @@ synchronised mirror (see runtime.program.Storage)."""
 import numpy as np
 
 from .. import types as T
-from ..errors import VkdiffError
-from . import state
+from ..errors import (IndexCountError, IndexTypeError, UnsupportedError, VkdiffError,
+                      VkdiffIndexError, VkdiffTypeError, VkdiffValueError)
+from . import convert, state
 
 
 class Field:
@@ -111,21 +112,31 @@ class Field:
     # ---------------------------------------------------------------- host access
     def _index(self, key):
         shape = self.shape
-        if key is None or key == ():
+        if type(key) is int and len(shape) == 1 and 0 <= key < shape[0] and self.offset is None:
+            return (key,)
+        if key is None:
             key = ()
+        elif isinstance(key, list):
+            key = tuple(key)
         elif not isinstance(key, tuple):
             key = (key,)
         if len(key) != len(shape):
-            raise IndexError(f'field {self.name} has {len(shape)} indices (shape {shape}), got {len(key)}'
-                             + (' (use x[None] for a 0-D field)' if not shape else ''))
+            raise IndexCountError(
+                f'field {self.name} has {len(shape)} indices (shape {shape}), got {len(key)}'
+                + (' (use x[None] for a 0-D field)' if not shape else '')
+                + '; Slicing is not supported on ti.field')
+        for k in key:
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+                raise IndexTypeError(f'field {self.name}: an index must be an integer, got '
+                                     f'{k!r}; Detected illegal element of type: {type(k)}. Please '
+                                     'be aware that slicing a ti.field is not supported so far.')
         if self.offset is not None:
             key = self._unoffset(key)
         out = []
         for k, n in zip(key, shape):
-            if not isinstance(k, (int, np.integer)):
-                raise IndexError(f'field index must be an integer, got {k!r}')
             if not -n <= k < n:
-                raise IndexError(f'index {k} out of range for axis of size {n} in field {self.name}')
+                raise VkdiffIndexError(f'index {k} out of range for axis of size {n} in field '
+                                       f'{self.name}')
             out.append(int(k) % n)
         return tuple(out)
 
@@ -135,32 +146,37 @@ class Field:
         for k, n, o in zip(key, self.shape, self.offset):
             if isinstance(k, (int, np.integer)):
                 if not o <= k < o + n:
-                    raise IndexError(f'index {k} out of range [{o}, {o + n}) of an axis of field '
-                                     f'{self.name}')
+                    raise VkdiffIndexError(f'index {k} out of range [{o}, {o + n}) of an axis '
+                                           f'of field {self.name}')
                 k -= o
             out.append(k)
         return tuple(out)
 
     @state.synchronized
     def __getitem__(self, key):
+        """A number, or for a vector/matrix field a Vector/Matrix whose entries read and write
+        the field (Taichi's host access: `v[i][0] -= 1` changes the field)."""
         idx = self._index(key)
-        h = self.storage.for_host_read()
         if not self.elem_shape:
-            return h[idx].item()
-        from .matrix import Matrix, Vector
-        v = h[idx].tolist()
-        return Vector(v) if len(self.elem_shape) == 1 else Matrix(v)
+            return self.storage.for_host_read()[idx].item()
+        from .proxy import element
+        return element(self, idx)
 
     @state.synchronized
     def __setitem__(self, key, value):
         idx = self._index(key)
-        if self.elem_shape:
-            value = np.asarray(value.to_list() if hasattr(value, 'to_list') else value)
-            if value.shape != self.elem_shape and value.size != self.ncomp and value.size != 1:
-                raise ValueError(f'{self.name}[...] expects elements of shape {self.elem_shape}')
-            self.storage.for_host_write()[idx] = value.reshape(self.elem_shape) if value.size > 1 else value
+        t = type(value)
+        if not self.elem_shape and (t is float and self.dtype.is_float or t is int and
+                                    -2**31 <= value < 2**31 and self.dtype.kind in 'fi'):
+            v = value  # the common cases, checked at once
         else:
-            self.storage.for_host_write()[idx] = value
+            v = convert.element(value, self.dtype, self.elem_shape, f'{self.name}[...]')
+        self.storage.for_host_write()[idx] = v
+
+    def __iter__(self):
+        raise UnsupportedError(f'iterating over field {self.name} in Python scope: Struct for is '
+                               'only available in Taichi scope (use x.to_numpy() or '
+                               'ti.grouped(x))')
 
     @state.synchronized
     def to_numpy(self, dtype=None, keep_dims=False):
@@ -176,38 +192,63 @@ class Field:
 
     @state.synchronized
     def from_numpy(self, arr):
-        arr = np.asarray(arr)
+        """Copy an array of shape `shape + elem_shape` (a vector field also takes
+        `shape + (n, 1)`) into the field. The whole input is converted and checked first: a
+        failed from_numpy leaves the field as it was. Float data into an integer field
+        truncates toward zero, as in Taichi."""
+        self.storage.for_host_overwrite()[...] = self._numpy_input(arr)
+
+    def _numpy_input(self, arr):
+        """`arr` converted for from_numpy (checked, not written)."""
         want = self.shape + self.elem_shape
         nd = len(self.shape)
-        if len(self.elem_shape) in (1, 2) and arr.shape[:nd] == self.shape and \
-                arr.shape[nd:] in ((self.ncomp,), (self.ncomp, 1), (1, self.ncomp)) and \
-                1 in self.elem_shape + (1,) * (2 - len(self.elem_shape)):
-            arr = arr.reshape(want)  # a vector as (n,), (n, 1) or (1, n), as Taichi accepts
-        if arr.shape != want:
-            raise ValueError(f'from_numpy: field {self.name} has shape {want}, got {arr.shape}')
-        if arr.dtype.kind == 'f' and not self.dtype.is_float:
-            raise ValueError(f'from_numpy: cannot store {arr.dtype} into the {self.dtype} field '
-                             f'{self.name} without losing data; cast it first')
-        self.storage.for_host_overwrite()[...] = arr
+        tails = {self.elem_shape}
+        es2 = self.elem_shape + (1,) * (2 - len(self.elem_shape))
+        if len(self.elem_shape) in (1, 2) and 1 in es2:
+            # a vector (or n x 1 / 1 x n matrix) as (n,), (n, 1) or (1, n), as Taichi accepts
+            tails |= {(self.ncomp,), (self.ncomp, 1), (1, self.ncomp)}
+        shape = getattr(arr, 'shape', None)
+        if shape is None and isinstance(arr, (list, tuple)):
+            try:
+                shape = np.shape(arr)
+            except ValueError as e:
+                raise VkdiffValueError(f'from_numpy: the input is not a regular array ({e})') \
+                    from None
+        if shape is not None and (tuple(shape[:nd]) != self.shape or
+                                  tuple(shape[nd:]) not in tails):
+            raise VkdiffValueError(f'from_numpy: field {self.name} has shape {want}, got '
+                                   f'{tuple(shape)}')
+        a = convert.array(arr, self.dtype, f'from_numpy into field {self.name}')
+        if a.shape != want:
+            if a.size != int(np.prod(want, dtype=np.int64)):
+                raise VkdiffValueError(f'from_numpy: field {self.name} has shape {want}, got '
+                                       f'{a.shape}')
+            a = a.reshape(want)
+        return a
 
     @state.synchronized
     def fill(self, value):
-        """Set every element (every component of a vector/matrix field) to `value`."""
-        if hasattr(value, 'to_list'):
-            value = value.to_list()
-        value = np.asarray(value)
-        if value.size != 1 and value.shape != self.elem_shape:
-            raise ValueError(f'fill: field {self.name} has elements of shape {self.elem_shape}, '
-                             f'got {value.shape}')
-        if value.size == 1 and (self.dtype.is_float or value.dtype.kind in 'iub'):
+        """Set every element (every component of a vector/matrix field) to `value`; a float
+        into an integer field truncates, as in Taichi. Checked before anything is written."""
+        self._fill_converted(self._fill_input(value))
+
+    def _fill_input(self, value):
+        return convert.element(value, self.dtype, self.elem_shape, f'fill of field {self.name}',
+                               truncate=True)
+
+    def _fill_converted(self, v):
+        if not self.elem_shape or (v == v.flat[0]).all():
             # on the device: no host round trip, so a Tape inside a time loop never syncs
             from .builtin_kernels import fill
-            fill(self, value.item())
+            fill(self, v if not self.elem_shape else v.flat[0].item())
             return
-        self.storage.for_host_overwrite()[...] = value
+        self.storage.for_host_overwrite()[...] = v
 
     @state.synchronized
     def copy_from(self, other):
+        if not isinstance(other, Field):
+            raise VkdiffTypeError(f'copy_from: field {self.name} copies from another field, got '
+                                  f'{type(other).__name__} (use from_numpy for arrays)')
         self.from_numpy(other.to_numpy())
 
     def __repr__(self):
@@ -244,15 +285,9 @@ def rt_storage(rt, shape, dtype, name=None):
 
 
 def _norm_shape(shape):
-    if shape is None or shape == ():
-        return ()
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    shape = tuple(int(s) for s in shape)
+    shape = convert.shape(shape, 'a field shape')
     if len(shape) > 4:
-        raise VkdiffError('fields have at most 4 dimensions')
-    if any(s <= 0 for s in shape):
-        raise VkdiffError(f'field shape must be positive, got {shape}')
+        raise VkdiffValueError('fields have at most 4 dimensions')
     return shape
 
 
@@ -275,14 +310,17 @@ def _caller_assignment_name():
 
 def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None,
                offset=None):
+    dt = T.resolve(dtype)
+    if (needs_grad or needs_dual) and not dt.is_float:
+        from ..errors import TaichiRuntimeError
+        raise TaichiRuntimeError(f'{dt} is not supported for field with `needs_grad=True` or '
+                                 '`needs_dual=True`: gradients need a float field')
     if offset is not None and shape is None:
-        raise VkdiffError('shape cannot be None when offset is set')
-    f = Field(dtype, shape, elem_shape, name or _caller_assignment_name())
+        raise VkdiffValueError('shape cannot be None when offset is set')
+    f = Field(dt, shape, elem_shape, name or _caller_assignment_name())
     if offset is not None:
         f._set_offset(offset)
     if needs_grad:
-        if not f.dtype.is_float:
-            raise VkdiffError('needs_grad=True requires a float field')
         f._add_grad('grad')
     if needs_dual:
         f._add_grad('dual')
@@ -302,30 +340,68 @@ class _Axis:
     def __init__(self, k):
         self.k = k
 
+    def __repr__(self):
+        return 'ijkl'[self.k]
+
 
 i, j, k, l = _Axis(0), _Axis(1), _Axis(2), _Axis(3)
-ij, ijk, ijkl = (i, j), (i, j, k), (i, j, k, l)
+ij, ik, il, jk, jl, kl = (i, j), (i, k), (i, l), (j, k), (j, l), (k, l)
+ijk, ijl, ikl, jkl, ijkl = (i, j, k), (i, j, l), (i, k, l), (j, k, l), (i, j, k, l)
+AXES = dict(i=i, j=j, k=k, l=l, ij=ij, ik=ik, il=il, jk=jk, jl=jl, kl=kl, ijk=ijk, ijl=ijl,
+            ikl=ikl, jkl=jkl, ijkl=ijkl)
+
+
+def axes(*ks):
+    """`ti.axes(0, 2)`: the axes with those numbers."""
+    return tuple(_Axis(int(x)) for x in ks)
 
 
 class SNode:
-    """`ti.root.dense(ti.ij, (n, m)).place(x, y)`: dense layouts only."""
+    """`ti.root.dense(ti.ij, (n, m)).place(x, y)`: dense layouts only. A field's indices are
+    ordered by axis letter, as in Taichi: `ti.root.dense(ti.l, 5).dense(ti.i, 3).place(x)`
+    gives `x.shape == (3, 5)`, indexed `x[i, l]`; an axis used at several levels multiplies
+    their sizes."""
 
-    def __init__(self, shape=()):
-        self.shape = shape
+    def __init__(self, levels=()):
+        self.levels = levels  # ((axis number, size), ...) from the root down
+
+    @property
+    def shape(self):
+        sizes = {}
+        for ax, n in self.levels:
+            sizes[ax] = sizes.get(ax, 1) * n
+        return tuple(sizes[ax] for ax in sorted(sizes))
 
     def dense(self, axes, dimensions):
-        if isinstance(dimensions, (int, np.integer)):
-            n = len(axes) if isinstance(axes, tuple) else 1
-            dimensions = (int(dimensions),) * n
-        return SNode(self.shape + tuple(dimensions))
+        axes = axes if isinstance(axes, (tuple, list)) else (axes,)
+        if not axes or not all(isinstance(a, _Axis) for a in axes):
+            raise VkdiffTypeError(f'dense() takes axes such as ti.i, ti.ij, ti.ijk; got {axes!r}')
+        if isinstance(dimensions, (int, np.integer)) and not isinstance(dimensions, bool):
+            dimensions = (int(dimensions),) * len(axes)
+        dimensions = convert.shape(dimensions, 'dense() dimensions')
+        if len(dimensions) != len(axes):
+            raise VkdiffValueError(f'dense(): {len(axes)} axes but {len(dimensions)} sizes')
+        return SNode(self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions)))
 
-    pointer = bitmasked = dynamic = None  # sparse layouts are not supported
+    def _sparse(kind):
+        def f(self, *args, **kwargs):
+            raise UnsupportedError(f'{kind.capitalize()} SNode is not supported on this backend '
+                                   f'(ti.root.{kind}): vkdiff has dense fields only; use '
+                                   'ti.root.dense(...) or ti.field(..., shape=...)')
+        f.__name__ = kind
+        return f
+
+    pointer, bitmasked, dynamic = _sparse('pointer'), _sparse('bitmasked'), _sparse('dynamic')
+    hash = quant_array = bit_array = _sparse('quantized')
+    del _sparse
 
     def place(self, *fields, offset=None):
         for f in fields:
             if isinstance(f, (list, tuple)):
                 self.place(*f)
                 continue
+            if not hasattr(f, '_place'):
+                raise VkdiffTypeError(f'place() takes fields, got {type(f).__name__}')
             f._place(self.shape)
             if offset is not None:
                 f._set_offset(offset)

@@ -9,12 +9,12 @@ from .field import SNode
 class _BuilderNode(SNode):
     """An SNode under a FieldsBuilder: what it places is recorded in the builder."""
 
-    def __init__(self, builder, shape=()):
-        super().__init__(shape)
+    def __init__(self, builder, levels=()):
+        super().__init__(levels)
         self._builder = builder
 
     def dense(self, axes, dimensions):
-        return _BuilderNode(self._builder, super().dense(axes, dimensions).shape)
+        return _BuilderNode(self._builder, super().dense(axes, dimensions).levels)
 
     def place(self, *fields, offset=None):
         b = self._builder

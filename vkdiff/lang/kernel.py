@@ -6,7 +6,7 @@ import inspect
 
 from .. import ir
 from .. import types as T
-from ..errors import CompileError, VkdiffError
+from ..errors import CompileError, KernelArgumentCountError, VkdiffError
 from ..frontend import ops
 from ..frontend.builder import FunctionBuilder, _Return
 from ..frontend.context import Emitter, Value, emitting, error
@@ -32,6 +32,7 @@ class KernelIR:
         self.name = name
         self.body = ir.Block()
         self.arg_types = []      # dtype of each scalar (run-time) argument, in order
+        self.arg_names = []      # and its parameter name
         self.ret_type = None
         self.ret_field = None
 
@@ -128,7 +129,7 @@ def _bind(sig, args, kwargs):
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
-        raise VkdiffError(f'kernel arguments: {e}') from None
+        raise KernelArgumentCountError(f'kernel arguments: {e}') from None
     bound.apply_defaults()
     return tuple(bound.arguments.values())
 
@@ -147,8 +148,8 @@ class Kernel:
 
     def _key(self, args):
         if len(args) != len(self.params):
-            raise VkdiffError(f'kernel {self.fn.__name__} takes {len(self.params)} arguments, '
-                              f'got {len(args)}')
+            raise KernelArgumentCountError(f'kernel {self.fn.__name__} takes '
+                                           f'{len(self.params)} arguments, got {len(args)}')
         kinds = self.__dict__.get('_kinds')
         if kinds is None:  # explicit annotations resolve once (a launch is on the hot path)
             kinds = self._kinds = [None if p.annotation is inspect.Parameter.empty else
@@ -198,6 +199,7 @@ class Kernel:
                 else:
                     idx = len(kir.arg_types)
                     kir.arg_types.append(kind)
+                    kir.arg_names.append(p.name)
                     fb.scopes[0][p.name] = Value(em.emit(ir.Stmt('arg', kind, attrs={'index': idx})))
             fb.build_body(fb.fdef.body)
         return kir

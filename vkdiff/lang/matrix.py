@@ -4,11 +4,14 @@ only ever see scalars); in Python scope they are numbers."""
 import numpy as np
 
 from ..frontend import ops
+from ..errors import VkdiffIndexError
 from ..frontend.context import Arithmetic, error
 
 
 class Matrix(Arithmetic):
     """An n x m matrix; a Vector is a matrix with `ndim == 1` (n entries)."""
+
+    __array_priority__ = 1000  # numpy scalars defer to our operators: np.cos(0) + v is a Vector
 
     def __init__(self, arr, dt=None, ndim=None):
         if isinstance(arr, Matrix):
@@ -84,7 +87,14 @@ class Matrix(Arithmetic):
             if len(key) == 1:
                 key = key[0]
             else:
+                if len(key) != 2 or self.ndim != 2:
+                    from ..errors import TaichiIndexError
+                    raise error(f'Expected {self.ndim} indices, got {len(key)} (indexing a '
+                                f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
                 i, j = (int(_static_index(k)) for k in key)
+                i, j = i + self.n if i < 0 else i, j + self.m if j < 0 else j
+                if not (0 <= i < self.n and 0 <= j < self.m):
+                    raise _index_error(f'index {key} out of range for a {self.n}x{self.m} matrix')
                 return i * self.m + j
         i = int(_static_index(key))
         if self.ndim == 2 and self.m > 1:
@@ -92,7 +102,7 @@ class Matrix(Arithmetic):
         if i < 0:
             i += self.n
         if not 0 <= i < self.n:
-            raise IndexError(f'index {i} out of range for a {self.n}-vector')
+            raise _index_error(f'index {i} out of range for a {self.n}-vector')
         return i
 
     def __getitem__(self, key):
@@ -121,7 +131,7 @@ class Matrix(Arithmetic):
             return self.entries[i]
 
         def set_(self, v):
-            self.entries[i] = v
+            self[i] = v  # through __setitem__: a field element's entries write through
         return property(get, set_)
 
     x, y, z, w = _swizzle(0), _swizzle(1), _swizzle(2), _swizzle(3)
@@ -153,7 +163,12 @@ class Matrix(Arithmetic):
         return np.array(self.to_list(), dtype=dtype)
 
     def __repr__(self):
-        return f'{type(self).__name__}({self.to_list()})'
+        """As Taichi prints a Python-scope matrix: numpy's text (`[1. 2. 3.]`); one holding
+        kernel values shows them."""
+        entries = self.entries
+        if any(not ops.is_number(e) for e in entries):
+            return f'{"Vector" if self.ndim == 1 else "Matrix"}({self.to_list()})'
+        return str(np.array(self.to_list()))
 
     # ------------------------------------------------------------ arithmetic: from Arithmetic
     def __neg__(self):
@@ -212,7 +227,9 @@ class Matrix(Arithmetic):
         return ops.unary('rsqrt', ops.binary('add', self.norm_sqr(), eps))
 
     def normalized(self, eps=0):
-        return self * self.norm_inv(eps)
+        """Taichi's `v * (1 / (|v| + eps))` (matrix_ops.normalized), not a rsqrt."""
+        invlen = ops.binary('div', 1, ops.binary('add', self.norm(), eps))
+        return invlen * self
 
     def sum(self):
         return _sum(self.entries)
@@ -240,12 +257,24 @@ class Matrix(Arithmetic):
     def min(self):
         return _reduce(lambda a, b: ops.binary('min', a, b), self.entries)
 
+    def _square(self, what, limit=5):
+        from ..errors import TaichiTypeError
+        if self.ndim != 2 or self.n != self.m:
+            raise error(f'{what}: expected a square matrix, got shape {self.get_shape()}',
+                        TaichiTypeError)
+        if self.n >= limit:
+            raise error(f'{what}: only dimension < {limit} is supported, got shape '
+                        f'{self.get_shape()}', TaichiTypeError)
+
     def trace(self):
-        return _sum(self.entries[i * self.m + i] for i in range(min(self.n, self.m)))
+        self._square('trace', limit=1 << 30)
+        return _sum(self.entries[i * self.m + i] for i in range(self.n))
 
     def transpose(self):
         if self.ndim == 1:
-            return Matrix([self.entries])
+            from ..errors import TaichiTypeError
+            raise error('`transpose()` cannot apply to a vector. If you want something like '
+                        '`a @ b.transpose()`, write `a.outer_product(b)` instead.', TaichiTypeError)
         return Matrix([[self.entries[i * self.m + j] for i in range(self.n)] for j in range(self.m)])
 
     T = property(transpose)
@@ -253,32 +282,47 @@ class Matrix(Arithmetic):
     def outer_product(self, other):
         return Matrix([[ops.binary('mul', a, b) for b in _entries(other, None)] for a in self.entries])
 
-    def determinant(self):
-        e = self.entries
-        if self.n == 1:
-            return e[0]
-        if self.n == 2:
-            return ops.binary('sub', ops.binary('mul', e[0], e[3]), ops.binary('mul', e[1], e[2]))
-        if self.n == 3:
-            return _sum(ops.binary('mul', e[j], self._minor(0, j)) if j != 1 else
-                        ops.unary('neg', ops.binary('mul', e[j], self._minor(0, j))) for j in range(3))
-        raise error('determinant supports up to 3x3')
+    def _e(self, i, j):
+        """Entry (i mod n, j mod n): Taichi's `E` in matrix_ops."""
+        return self.entries[(i % self.n) * self.m + j % self.n]
 
-    def _minor(self, i, j):
-        rows = [r for r in range(self.n) if r != i]
-        cols = [c for c in range(self.m) if c != j]
-        return Matrix([[self.entries[r * self.m + c] for c in cols] for r in rows]).determinant()
+    def determinant(self):
+        """Taichi's formulas (matrix_ops.determinant), sizes 1 to 4."""
+        self._square('determinant')
+        E = self._e
+        if self.n == 1:
+            return E(0, 0)
+        if self.n == 2:
+            return E(0, 0) * E(1, 1) - E(0, 1) * E(1, 0)
+        if self.n == 3:
+            return (E(0, 0) * (E(1, 1) * E(2, 2) - E(2, 1) * E(1, 2))
+                    - E(1, 0) * (E(0, 1) * E(2, 2) - E(2, 1) * E(0, 2))
+                    + E(2, 0) * (E(0, 1) * E(1, 2) - E(1, 1) * E(0, 2)))
+        det = E(0, 0) * 0
+        for i in range(4):
+            det = det + (-1) ** i * (E(i, 0) * self._cof4(i, 0))
+        return det
+
+    def _cof4(self, i, j):
+        E = self._e
+        return (E(i + 1, j + 1) * (E(i + 2, j + 2) * E(i + 3, j + 3) - E(i + 3, j + 2) * E(i + 2, j + 3))
+                - E(i + 2, j + 1) * (E(i + 1, j + 2) * E(i + 3, j + 3) - E(i + 3, j + 2) * E(i + 1, j + 3))
+                + E(i + 3, j + 1) * (E(i + 1, j + 2) * E(i + 2, j + 3) - E(i + 2, j + 2) * E(i + 1, j + 3)))
 
     def inverse(self):
-        det = self.determinant()
+        """Taichi's formulas (matrix_ops.inverse): `(1 / det) * adjugate`, sizes 1 to 4."""
+        self._square('inverse')
+        E = self._e
+        if self.n == 1:
+            return Matrix([[ops.binary('div', 1.0, E(0, 0))]])
+        inv_det = ops.binary('div', 1.0, self.determinant())
         if self.n == 2:
-            e = self.entries
-            return Matrix([[e[3], ops.unary('neg', e[1])], [ops.unary('neg', e[2]), e[0]]]) / det
+            return inv_det * Matrix([[E(1, 1), -E(0, 1)], [-E(1, 0), E(0, 0)]])
         if self.n == 3:
-            cof = [[ops.binary('mul', (-1) ** (i + j), self._minor(i, j)) for j in range(3)]
-                   for i in range(3)]
-            return Matrix(cof).transpose() / det
-        raise error('inverse supports up to 3x3')
+            return inv_det * Matrix([[E(i + 1, j + 1) * E(i + 2, j + 2) - E(i + 2, j + 1) * E(i + 1, j + 2)
+                                      for i in range(3)] for j in range(3)])
+        return inv_det * Matrix([[(-1) ** (i + j) * self._cof4(i, j) for i in range(4)]
+                                 for j in range(4)])
 
     def cast(self, dt):
         return ops.cast(self, dt)
@@ -333,11 +377,19 @@ def dynamic_flat_index(key, n, m, ndim):
     return keys[0]
 
 
+def _index_error(message):
+    """In a kernel a located TaichiIndexError (a CompileError); in Python scope an IndexError."""
+    from ..errors import TaichiIndexError
+    from ..frontend.context import current
+    return error(message, TaichiIndexError) if current() is not None else VkdiffIndexError(message)
+
+
 def _static_index(k):
     if isinstance(k, (int, np.integer)):
         return k
+    from ..errors import TaichiTypeError
     raise error('a local vector or matrix can only be indexed with compile-time integers '
-                '(use ti.static(range(n)) to loop over components)')
+                '(use ti.static(range(n)) to loop over components)', TaichiTypeError)
 
 
 def _entries(other, like):
@@ -359,11 +411,14 @@ def _sum(items):
     return _reduce(lambda a, b: ops.binary('add', a, b), items)
 
 
-def elementwise(f, a, b):
-    """Apply a scalar binary function entry by entry; a scalar broadcasts."""
-    like = a if isinstance(a, Matrix) else b
-    if isinstance(a, Matrix) and isinstance(b, Matrix) and (a.n, a.m) != (b.n, b.m):
-        raise error(f'shape mismatch: {a.get_shape()} and {b.get_shape()}')
-    ea = a.entries if isinstance(a, Matrix) else [a] * len(like.entries)
-    eb = b.entries if isinstance(b, Matrix) else [b] * len(like.entries)
-    return Matrix._new([f(x, y) for x, y in zip(ea, eb)], like.n, like.m, like.ndim)
+def elementwise(f, *args):
+    """Apply a scalar function entry by entry (`ti.select(cond_vec, a, b)` too); a scalar
+    broadcasts."""
+    mats = [x for x in args if isinstance(x, Matrix)]
+    like = mats[0]
+    for x in mats[1:]:
+        if (x.n, x.m) != (like.n, like.m):
+            raise error(f'shape mismatch: {like.get_shape()} and {x.get_shape()}')
+    n = len(like.entries)
+    cols = [x.entries if isinstance(x, Matrix) else [x] * n for x in args]
+    return Matrix._new([f(*xs) for xs in zip(*cols)], like.n, like.m, like.ndim)

@@ -8,9 +8,10 @@ unrolls into the members' scalar IR."""
 import numpy as np
 
 from .. import types as T
-from ..errors import VkdiffError
+from ..errors import VkdiffError, VkdiffTypeError, VkdiffValueError
 from ..frontend import ops
 from ..frontend.context import current, error
+from . import convert
 from .kernel import Template
 
 
@@ -398,26 +399,48 @@ class StructField:
                 for k, m in self._members.items()}
 
     def from_numpy(self, arrs):
+        """A dict (or Struct) of arrays, one per member it names; every array is converted and
+        checked before any member is written."""
+        for f, a in self._numpy_inputs(arrs):
+            f.storage.for_host_overwrite()[...] = a
+
+    def _numpy_inputs(self, arrs):
         if isinstance(arrs, Struct):
             arrs = arrs._members
+        if not isinstance(arrs, dict):
+            raise VkdiffTypeError(f'from_numpy: struct field {self.name} takes a dict of arrays '
+                                  f'(one per member), got {type(arrs).__name__}')
         extra = set(arrs) - set(self._members)
         if extra:
-            raise ValueError(f'from_numpy: struct field {self.name} has no member {sorted(extra)[0]!r}')
+            raise VkdiffValueError(f'from_numpy: struct field {self.name} has no member '
+                                   f'{sorted(extra)[0]!r}')
+        out = []
         for k, a in arrs.items():
-            self._members[k].from_numpy(a)
+            m = self._members[k]
+            out += m._numpy_inputs(a) if isinstance(m, StructField) else [(m, m._numpy_input(a))]
+        return out
 
     def fill(self, value):
-        """`fill(0)` sets every member; a dict / Struct sets each member it names."""
+        """`fill(0)` sets every member; a dict / Struct sets each member it names. Every value
+        is checked before any member is written."""
+        for f, v in self._fill_inputs(value):
+            f._fill_converted(v)
+
+    def _fill_inputs(self, value):
         if isinstance(value, Struct):
             value = value._members
         if isinstance(value, dict):
+            items = []
             for k, v in value.items():
                 if k not in self._members:
-                    raise ValueError(f'fill: struct field {self.name} has no member {k!r}')
-                self._members[k].fill(v)
-            return
-        for m in self._members.values():
-            m.fill(value)
+                    raise VkdiffValueError(f'fill: struct field {self.name} has no member {k!r}')
+                items.append((self._members[k], v))
+        else:
+            items = [(m, value) for m in self._members.values()]
+        out = []
+        for m, v in items:
+            out += m._fill_inputs(v) if isinstance(m, StructField) else [(m, m._fill_input(v))]
+        return out
 
     def copy_from(self, other):
         self.from_numpy(other.to_numpy())
@@ -451,12 +474,26 @@ class _HostStructElem:
         return self._sf.keys()
 
     def _assign(self, value):
+        """`s[i] = {...}`: every member value is checked before any is written."""
+        for f, v in self._inputs(value):
+            f.storage.for_host_write()[f._index(self._key)] = v
+
+    def _inputs(self, value):
         if isinstance(value, (Struct, _HostStructElem)):
             value = {k: value[k] for k in value.keys()}
         if not isinstance(value, dict):
-            raise ValueError(f'{self._sf.name}[...] = expects a dict or a ti.Struct')
+            raise VkdiffTypeError(f'{self._sf.name}[...] = expects a dict or a ti.Struct, got '
+                                  f'{type(value).__name__}')
+        out = []
         for k, v in value.items():
-            self.__setattr__(k, v)
+            if k not in self._sf._members:
+                raise VkdiffValueError(f'struct field {self._sf.name} has no member {k!r}')
+            m = self._sf._members[k]
+            if isinstance(m, StructField):
+                out += _HostStructElem(m, self._key)._inputs(v)
+            else:
+                out.append((m, convert.element(v, m.dtype, m.elem_shape, f'{m.name}[...]')))
+        return out
 
     def to_dict(self):
         return self.value.to_dict()
