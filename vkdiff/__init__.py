@@ -28,6 +28,7 @@ root = SNode()
 
 
 from . import ad
+from . import simt
 from . import math
 from .ad import Tape
 
