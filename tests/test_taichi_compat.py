@@ -468,3 +468,22 @@ def test_trace_needs_a_square_matrix():
     assert ti.Matrix([[0.5, 3.0], [5.0, 7.0]]).trace() == 7.5
     with pytest.raises(ti.CompileError, match=r'square matrix, got shape \(3, 2\)'):
         ti.Matrix([[0.1, 3.0], [5.0, 7.0], [1.0, 2.0]]).trace()
+
+
+def test_lang_ops_by_name_and_lang_simt_module():
+    from vkdiff.lang.simt import subgroup
+    assert subgroup is ti.simt.subgroup
+    ops = ti.lang.ops
+    assert ops.add(ti.Vector([1, 2]), ti.Vector([3, 4])).to_list() == [4, 6]
+    assert ops.logical_not(ti.Vector([0, 3])).to_list() == [1, 0]
+    assert ops.abs(-2.5) == 2.5
+    r = ti.field(ti.i32, shape=3)
+
+    @ti.kernel
+    def k(x: ti.i32):
+        v = ti.Vector([x, 0])
+        r[0], r[1] = ops.logical_not(v)
+        r[2] = ops.add(x, 5)
+
+    k(7)
+    assert r.to_numpy().tolist() == [0, 1, 12]
