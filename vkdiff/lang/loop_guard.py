@@ -18,6 +18,8 @@ def prepare(task, rt, per_thread):
     if est > loop_limit.TARGET and per_thread > 1:
         per_thread = 1
         loop_limit.plan_unroll(task, 2)
+    if est <= loop_limit.TARGET and loop_limit.all_trips_known(task):
+        return per_thread  # provably far below the limit: no counters, no status read-back
     loop_limit.guard_loops(task, _flag(rt))
     return per_thread
 

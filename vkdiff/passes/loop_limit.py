@@ -42,10 +42,16 @@ def _trips(s, per_parfor):
     if s.op == 'while':
         return None
     lo, hi = s.args
+    step = s.attrs['step']
+    if lo.op == 'group_count' and hi.op == 'const' and step > 0:
+        return max(0, hi.attrs['value'])  # a reduction's loop over partials: group_count >= 1
     if lo.op == 'const' and hi.op == 'const':
-        step = s.attrs['step']
         return max(0, -(-(hi.attrs['value'] - lo.attrs['value']) // step))
     return None
+
+
+def all_trips_known(task):
+    return all(_trips(s, 1) is not None for s in inner_loops(task))
 
 
 def _size(block):
