@@ -386,3 +386,22 @@ def test_python_scope_math_returns_floats():
     assert type(ti.sin(1.0)) is float and ti.sin(1.0) == pytest.approx(math.sin(1.0), rel=1e-15)
     r = ti.atan2(1.0, 2.0)
     assert isinstance(r, float) and r == pytest.approx(math.atan2(1.0, 2.0), rel=1e-15)
+
+
+@pytest.mark.parametrize('dtype', [ti.f64, ti.f32])
+def test_round_half_even_at_every_magnitude(dtype):
+    """ti.round is numpy's round (to nearest, ties to even) at every magnitude. Mesa 22.3.6
+    (Debian's deb12u2 lavapipe) returns the input of an f64 RoundEven unchanged from about 2^26
+    on (round(63661977.2367) gave 63661977.2367), which also broke f64 sin/cos beyond 1e8."""
+    rng = np.random.default_rng(11)
+    big = 2.0 ** 52 if dtype is ti.f64 else 2.0 ** 23
+    xs = np.concatenate([
+        np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, 3.0, -3.0, 0.0,
+                  big - 0.5, big + 1, -(big + 2), 1e300, -1e300]),
+        np.exp(rng.uniform(-3, np.log(big), 4000)) * rng.choice([-1, 1], 4000),
+        np.floor(rng.uniform(0, big, 500)) + 0.5])
+    xs = xs.astype(dtype.np)
+    got, _ = _run(ti.round, xs, dtype=dtype)
+    assert np.array_equal(got, np.round(xs))
+    special, _ = _run(ti.round, np.array([np.inf, -np.inf, np.nan], dtype=dtype.np), dtype=dtype)
+    assert special[0] == np.inf and special[1] == -np.inf and np.isnan(special[2])

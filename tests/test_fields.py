@@ -1,5 +1,4 @@
 """Fields: dtypes, shapes, layouts, host access, numpy transfer."""
-import time
 
 import numpy as np
 import pytest
@@ -257,7 +256,17 @@ def test_out_of_range_host_index():
     assert s[None] == 0.0
 
 
-def test_python_loop_then_kernel_is_fast():
+def test_python_loop_then_kernel_syncs_once(monkeypatch):
+    """100k host writes from a Python loop touch only the host mirror: one upload, one submit,
+    one download for the whole loop and the kernel after it (was a wall-clock limit of 1 s, which
+    a loaded machine missed; the number of device round trips is what keeps it fast)."""
+    from vkdiff.runtime.program import Runtime
+    counts = {'upload': 0, 'download': 0, 'flush': 0}
+    for name in counts:
+        def counted(self, *a, _name=name, _orig=getattr(Runtime, name)):
+            counts[_name] += 1
+            return _orig(self, *a)
+        monkeypatch.setattr(Runtime, name, counted)
     n = 100000
     x = ti.field(ti.i32, shape=n)
     total = ti.field(ti.i64, shape=())
@@ -267,14 +276,15 @@ def test_python_loop_then_kernel_is_fast():
         for i in x:
             total[None] += ti.cast(x[i], ti.i64)
 
-    t0 = time.perf_counter()
+    x[0] = 0  # allocation and first sync, outside the counted loop
+    ti.sync()
+    counts.update(upload=0, download=0, flush=0)
     for i in range(n):
         x[i] = i
     sum_it()
     result = total[None]
-    elapsed = time.perf_counter() - t0
     assert result == n * (n - 1) // 2
-    assert elapsed < 1.0, f'100k host writes + a kernel took {elapsed:.2f} s'
+    assert counts['upload'] == 1 and 1 <= counts['flush'] <= 2 and counts['download'] <= 1, counts
 
 
 @pytest.mark.parametrize('dt', [np.float32, np.int32, np.uint32, np.float64, np.int64])

@@ -414,3 +414,76 @@ def test_pyfunc_real_func_colors_and_log_levels():
             ti.set_logging_level('loud')
     finally:
         ti.set_logging_level(ti.INFO)
+
+
+def test_primitive_types_lists():
+    pt = ti.types.primitive_types
+    assert ti.f16 in pt.real_types and ti.u8 in pt.integer_types and float in pt.all_types
+    assert len(pt.all_types) == 15 and pt.i16 is ti.i16
+    assert all(ti.types.is_integral(t) for t in pt.integer_types if t not in (int, bool))
+
+
+def test_block_local_is_a_checked_hint():
+    a = ti.field(ti.f32, shape=8)
+    out = ti.field(ti.f32, shape=8)
+    a.from_numpy(np.arange(8, dtype=np.float32))
+
+    @ti.kernel
+    def k():
+        ti.block_local(a)
+        for i in out:
+            out[i] = a[i] + a[(i + 1) % 8]
+
+    k()
+    np.testing.assert_array_equal(out.to_numpy(), np.arange(8) + np.roll(np.arange(8), -1))
+
+    @ti.kernel
+    def bad():
+        ti.block_local(3)
+
+    with pytest.raises(ti.CompileError, match='takes fields'):
+        bad()
+    assert ti.Layout.SOA != ti.Layout.AOS
+
+
+def test_vector_and_matrix_kernel_arguments():
+    @ti.kernel
+    def f(v: ti.types.vector(3, ti.f32), m: ti.types.matrix(2, 2, ti.i32), s: ti.f32) -> ti.f32:
+        return v.dot(ti.Vector([1.0, 2.0, 3.0])) + m[1, 0] * s
+
+    assert f(ti.Vector([1.0, 1.0, 1.0]), [[1, 2], [3, 4]], 0.5) == 7.5
+    assert f([0, 0, 1], ti.Matrix([[0, 0], [5, 0]]), 2.0) == 13.0  # same instance, new values
+    assert len(f.instances) == 1
+    with pytest.raises(ti.VkdiffError, match="'v'"):
+        f([1.0, 2.0], [[1, 2], [3, 4]], 0.5)
+
+
+def test_vector_types_build_from_numpy_arrays():
+    a, b = np.array([1.0, 2.0, 3.0]), np.arange(9.0).reshape(3, 3)
+    assert ti.math.mat3(a, a, a).to_list() == [[1, 2, 3]] * 3
+    assert ti.math.mat3(b).to_list() == b.tolist() and ti.math.vec3(a).to_list() == [1, 2, 3]
+
+
+def test_trace_needs_a_square_matrix():
+    assert ti.Matrix([[0.5, 3.0], [5.0, 7.0]]).trace() == 7.5
+    with pytest.raises(ti.CompileError, match=r'square matrix, got shape \(3, 2\)'):
+        ti.Matrix([[0.1, 3.0], [5.0, 7.0], [1.0, 2.0]]).trace()
+
+
+def test_lang_ops_by_name_and_lang_simt_module():
+    from vkdiff.lang.simt import subgroup
+    assert subgroup is ti.simt.subgroup
+    ops = ti.lang.ops
+    assert ops.add(ti.Vector([1, 2]), ti.Vector([3, 4])).to_list() == [4, 6]
+    assert ops.logical_not(ti.Vector([0, 3])).to_list() == [1, 0]
+    assert ops.abs(-2.5) == 2.5
+    r = ti.field(ti.i32, shape=3)
+
+    @ti.kernel
+    def k(x: ti.i32):
+        v = ti.Vector([x, 0])
+        r[0], r[1] = ops.logical_not(v)
+        r[2] = ops.add(x, 5)
+
+    k(7)
+    assert r.to_numpy().tolist() == [0, 1, 12]

@@ -58,6 +58,7 @@ def main():
     ap.add_argument('--raise', dest='raise_', action='store_true',
                     help='add every passing test to tests/conformance/expected-pass.txt')
     ap.add_argument('--from-json', help='use a saved `run.py --json` result instead of running')
+    ap.add_argument('--json', help='also keep every outcome (and first error line) in this file')
     ap.add_argument('--file-timeout', type=int, default=600, help='seconds per file (default 600)')
     ap.add_argument('-v', action='store_true', help='print every failure with its first line')
     a = ap.parse_args()
@@ -96,7 +97,10 @@ def main():
         print(f'expected-pass.txt: {len(old)} -> {len(old | passed)} tests')
         status = 1 if lost else 0
     if not a.from_json:
-        os.unlink(json_path)
+        if a.json:
+            os.replace(json_path, a.json)
+        else:
+            os.unlink(json_path)
     return status
 
 

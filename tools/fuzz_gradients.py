@@ -10,6 +10,7 @@ source (a module that runs on its own) with the details to --out.
 """
 import argparse
 import os
+import signal
 import sys
 import time
 import traceback
@@ -35,13 +36,18 @@ def main():
     ap.add_argument('--out', default='fuzz-failures', help='folder for failing programs')
     ap.add_argument('--shrink', action='store_true', help='stop at the first failure and shrink it')
     ap.add_argument('--replay', default=None, help='check one saved program file')
+    ap.add_argument('--f32', action='store_true', help='also compare the f32 forward value with f64')
+    ap.add_argument('--timeout', type=int, default=300, help='seconds per program (compile included); '
+                    'a slower one is saved and counted as slow')
     a = ap.parse_args()
     if a.replay:
         return replay(a.replay)
     features = set(ALL) if a.only is None else set(filter(None, a.only.split(',')))
     features -= set(filter(None, a.without.split(',')))
     os.makedirs(a.out, exist_ok=True)
-    stats = {'programs': 0, 'kernels': 0, 'disagreements': 0, 'errors': 0, 'fd': 0, 'skipped': 0}
+    stats = {'programs': 0, 'kernels': 0, 'disagreements': 0, 'errors': 0, 'fd': 0, 'skipped': 0, 'f32': 0,
+             'slow': 0}
+    signal.signal(signal.SIGALRM, _alarm)
     t0 = time.time()
 
     def record(program, text):
@@ -58,6 +64,17 @@ def main():
               suppress_health_check=list(HealthCheck))
     @given(programs(frozenset(features), a.size))
     def one(program):
+        signal.alarm(a.timeout)
+        try:
+            check_one(program)
+        except Slow:
+            stats['slow'] += 1
+            print(f'#{stats["programs"]}: slower than {a.timeout} s', flush=True)
+            record(program, f'slower than {a.timeout} s')
+        finally:
+            signal.alarm(0)
+
+    def check_one(program):
         stats['programs'] += 1
         stats['kernels'] += program.kernels
         try:
@@ -74,6 +91,9 @@ def main():
             r = check.check(mod)
             stats['fd'] += r['fd_checked']
             stats['skipped'] += r['fd_skipped']
+            if a.f32:
+                check.unload(mod)
+                stats['f32'] += check.check_f32(program.source, r['loss']) is True
         except Exception as e:
             stats['disagreements' if isinstance(e, check.Mismatch) else 'errors'] += 1
             msg = str(e) if isinstance(e, check.Mismatch) else traceback.format_exc()
@@ -96,10 +116,19 @@ def main():
     return 1 if stats['disagreements'] or stats['errors'] else 0
 
 
+class Slow(BaseException):
+    pass
+
+
+def _alarm(*_):
+    raise Slow()
+
+
 def report(stats, t0):
     print(f'[{time.time() - t0:7.0f}s] programs {stats["programs"]}, kernels {stats["kernels"]}, '
           f'directional checks {stats["fd"]} (skipped as non-smooth {stats["skipped"]}), '
-          f'disagreements {stats["disagreements"]}, errors {stats["errors"]}', flush=True)
+          f'f32 vs f64 agreed {stats["f32"]}, '
+          f'disagreements {stats["disagreements"]}, errors {stats["errors"]}, slow {stats["slow"]}', flush=True)
 
 
 def replay(path):

@@ -28,6 +28,8 @@ root = SNode()
 
 
 from . import ad
+from . import simt
+from .lang import ops as _lang_ops, simt as _lang_simt  # noqa: F401  ti.lang.ops, ti.lang.simt
 from . import math
 from .ad import Tape
 

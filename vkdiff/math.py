@@ -25,6 +25,8 @@ class VectorType:
     def __call__(self, *args):
         flat = []
         for a in args:
+            if hasattr(a, 'ravel') and hasattr(a, 'tolist'):  # numpy arrays
+                a = a.ravel().tolist()
             flat.extend(a.entries if isinstance(a, _Matrix) else
                         list(a) if isinstance(a, (list, tuple)) else [a])
         if len(flat) == 1:
@@ -50,6 +52,8 @@ class MatrixType:
     def __call__(self, *args):
         flat = []
         for a in args:
+            if hasattr(a, 'ravel') and hasattr(a, 'tolist'):  # numpy arrays
+                a = a.ravel().tolist()
             flat.extend(a.entries if isinstance(a, _Matrix) else
                         [x for r in a for x in (r if isinstance(r, (list, tuple)) else [r])]
                         if isinstance(a, (list, tuple)) else [a])

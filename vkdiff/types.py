@@ -185,3 +185,18 @@ def is_tensor_type(t):
     """A `ti.math.vec3` / `ti.types.matrix(...)` type."""
     from .math import MatrixType, VectorType
     return isinstance(t, (VectorType, MatrixType))
+
+
+class _PrimitiveTypes:
+    """`ti.types.primitive_types`: Taichi's lists of the scalar types (and their names)."""
+    real_types = [f16, f32, f64, float]
+    integer_types = [i8, i16, i32, i64, u1, u8, u16, u32, u64, int, bool]
+    all_types = real_types + integer_types
+
+    def __getattr__(self, name):
+        if name in ALL:
+            return ALL[name]
+        raise AttributeError(f'primitive_types has no {name!r}')
+
+
+primitive_types = _PrimitiveTypes()

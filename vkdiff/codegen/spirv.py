@@ -378,6 +378,9 @@ class TaskCodegen:
         elif op in ('local_index', 'group_index'):
             self.values[s] = self.op('OpBitcast', self.t(T.i32), self.builtin_x(
                 'LocalInvocationId' if op == 'local_index' else 'WorkgroupId'))
+        elif op in ('sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size'):
+            from .subgroup import gen as gen_subgroup
+            self.values[s] = gen_subgroup(self, s)
         elif op == 'group_count':
             self.values[s] = self.op('OpBitcast', self.t(T.i32), self.nwg)
         elif op == 'wg_sum':

@@ -118,6 +118,24 @@ def stop_grad(x):
         f for f in fields)
 
 
+def block_local(*fields):
+    """`ti.block_local(x, ...)`: in Taichi, a hint to cache x in shared memory for the next
+    struct-for. vkdiff reads fields directly, with the same results; the fields are checked."""
+    from .field import Field
+    if current() is None:
+        raise error('ti.block_local(...) is called inside a kernel', TypeError)
+    for f in fields:
+        if not isinstance(f, Field):
+            raise error(f'ti.block_local takes fields, got {type(f).__name__}')
+
+
+class Layout:
+    """`ti.Layout.AOS` / `ti.Layout.SOA`: the member layout of a struct field (accepted; vkdiff
+    stores each member in its own buffer)."""
+    AOS = 'aos'
+    SOA = 'soa'
+
+
 class PyFunc(Func):
     """`@ti.pyfunc`: a ti.func that can also be called from Python scope (it then runs as plain
     Python on the arguments given)."""
@@ -172,6 +190,6 @@ def is_logging_effective(level):
     return _LEVELS.index(level) >= _LEVELS.index(_log_level)
 
 
-__all__ = ['pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
+__all__ = ['block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
            'ERROR', 'CRITICAL', 'set_logging_level', 'is_logging_effective',
            'atomic_mul', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']

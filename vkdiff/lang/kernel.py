@@ -102,8 +102,7 @@ def _annotation_kind(ann, value):
     if isinstance(ann, str):
         raise CompileError(f'string annotations are not supported ({ann!r})')
     if T.is_tensor_type(ann):
-        raise CompileError(f'{ann!r} kernel arguments are not supported; pass scalars (or put the '
-                           'vector in a field)')
+        return ann  # a vector / matrix argument: passed as its entries (see _tensor_entries)
     if ann is T.u1:
         return T.i32  # a ti.u1 argument is passed as 0 / 1
     if isinstance(ann, T.DataType) and ann.is_narrow:
@@ -113,6 +112,37 @@ def _annotation_kind(ann, value):
     except TypeError:
         raise CompileError(f'unsupported kernel argument annotation {ann!r} '
                            '(use ti.f32, ti.i32, ti.f64, float, int or ti.template())') from None
+
+
+def _tensor_shape(tt):
+    return (tt.n, tt.m) if hasattr(tt, 'm') else (tt.n,)
+
+
+def _tensor_entries(tt, value, name):
+    """The entries of a vector / matrix kernel argument, in row-major order."""
+    import numpy as np
+    shape = _tensor_shape(tt)
+    arr = np.asarray(value.to_list() if hasattr(value, 'to_list') else value)
+    if arr.size != int(np.prod(shape)) or arr.dtype.kind not in 'biuf':
+        raise VkdiffError(f'kernel argument {name!r} is a {tt!r}: got {value!r}')
+    return arr.reshape(-1).tolist()
+
+
+def _tensor_arg(kir, em, tt, name):
+    """One run-time scalar argument per entry, gathered into a Vector / Matrix."""
+    from .matrix import Matrix
+    dt = T.resolve(tt.dtype)
+    dt = dt.reg if dt.is_narrow else dt
+    shape = _tensor_shape(tt)
+    vals = []
+    for k in range(shape[0] * (shape[1] if len(shape) > 1 else 1)):
+        idx = len(kir.arg_types)
+        kir.arg_types.append(dt)
+        kir.arg_names.append(f'{name}[{k}]')
+        vals.append(Value(em.emit(ir.Stmt('arg', dt, attrs={'index': idx}))))
+    if len(shape) == 1:
+        return Matrix._new(vals, shape[0], 1, 1)
+    return Matrix._new(vals, shape[0], shape[1], 2)
 
 
 def _static_kind(ann):
@@ -165,6 +195,9 @@ class Kernel:
                 raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
                 key.append(_template_key(a))
+            elif T.is_tensor_type(kind):
+                key.append(('v', repr(kind)))
+                runtime_args.extend(_tensor_entries(kind, a, p.name))
             else:
                 key.append(('s', kind.name))
                 runtime_args.append(a)
@@ -196,6 +229,8 @@ class Kernel:
                 kind = _annotation_kind(p.annotation, a)
                 if kind == 'template':
                     fb.scopes[0][p.name] = a
+                elif T.is_tensor_type(kind):
+                    fb.scopes[0][p.name] = _tensor_arg(kir, em, kind, p.name)
                 else:
                     idx = len(kir.arg_types)
                     kir.arg_types.append(kind)

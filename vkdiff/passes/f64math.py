@@ -167,7 +167,14 @@ class _Builder:
     def neg(self, a): return self.emit('neg', a.dtype, [a])
     def abs(self, a): return self.emit('abs', a.dtype, [a])
     def floor(self, a): return self.emit('floor', a.dtype, [a])
-    def round(self, a): return self.emit('round', a.dtype, [a])  # to nearest, ties to even
+    def round(self, a):
+        """To nearest, ties to even, from floor: GLSL's f64 RoundEven is unreliable (Mesa 22.3.6 of
+        Debian's deb12u2 returns its input unchanged from about 2^26 on). Exact: a - floor(a) is."""
+        f = self.floor(a)
+        d = self.sub(a, f)
+        odd = self.ne(self.sub(f, self.mul(2.0, self.floor(self.mul(f, 0.5)))), 0.0)
+        up = self.lor(self.gt(d, 0.5), self.land(self.eq(d, 0.5), odd))
+        return self.select(up, self.add(f, 1.0), f)
     def sqrt(self, a): return self.emit('sqrt', a.dtype, [a])
 
     # comparisons and booleans
@@ -568,7 +575,7 @@ def _pow(b, x, y):
 
 _UNARY = {'exp': _exp, 'log': _log, 'atan': _atan, 'asin': _asin, 'acos': _acos, 'tanh': _tanh,
           'sin': lambda b, x: _trig(b, x, 'sin'), 'cos': lambda b, x: _trig(b, x, 'cos'),
-          'tan': lambda b, x: _trig(b, x, 'tan')}
+          'tan': lambda b, x: _trig(b, x, 'tan'), 'round': lambda b, x: b.round(x)}
 _BINARY = {'pow': _pow, 'atan2': _atan2}
 
 

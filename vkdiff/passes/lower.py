@@ -1,11 +1,11 @@
 """Pass: lowering before codegen. f64 transcendentals (which GLSL.std.450 does not provide) are
-replaced by vkdiff's own f64 implementations, inlined as IR."""
+replaced by vkdiff's own f64 implementations, inlined as IR (also f64 round, which drivers get wrong)."""
 from .. import ir
 from .. import types as T
 from ..errors import CompileError, located
 
-F64_NATIVE_UNARY = {'neg', 'not', 'bnot', 'sqrt', 'rsqrt', 'floor', 'ceil', 'round', 'abs'}
-F64_LOWERED = {'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'exp', 'log', 'tanh', 'pow', 'atan2'}
+F64_NATIVE_UNARY = {'neg', 'not', 'bnot', 'sqrt', 'rsqrt', 'floor', 'ceil', 'abs'}
+F64_LOWERED = {'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'exp', 'log', 'tanh', 'pow', 'atan2', 'round'}
 
 
 def lower_task(task, features):

@@ -45,7 +45,8 @@ class Task:
         return f'task {self.name} ({self.kind}):\n' + ir.format_ir(self.body)
 
 
-_SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor'}
+_SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',
+                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size'}  # subgroup ops stay put
 
 
 def _owner_task(stmt, top_index):

@@ -30,9 +30,12 @@ class Mismatch(AssertionError):
     pass
 
 
-def load(source, directory=None):
-    """Write `source` to a file and import it as a fresh module (after a fresh ti.init)."""
-    ti.init(default_fp=ti.f64, ad_stack_size=STACK)
+def load(source, directory=None, fp='f64'):
+    """Write `source` to a file and import it as a fresh module (after a fresh ti.init); with
+    fp='f32' its fields and literals are f32."""
+    ti.init(default_fp=getattr(ti, fp), ad_stack_size=STACK)
+    if fp != 'f64':
+        source = source.replace('\nF = ti.f64\n', f'\nF = ti.{fp}\n', 1)
     directory = directory or os.path.join(tempfile.gettempdir(), f'vkdiff_fuzz_{os.getpid()}')
     os.makedirs(directory, exist_ok=True)
     name = f'vkdiff_fuzz_case_{next(_counter)}'
@@ -161,3 +164,30 @@ def _dot_test(mod, fields, grads, x0, rng, problems):
         scale += float(np.sum(np.abs(grads[f] * u))) + abs(d)
     if abs(jvp - vjp) > DOT_RTOL * max(scale, 1e-300):
         problems.append(f'dot test: <JVP, u> = {jvp!r} (FwdMode), <VJP, u> = {vjp!r} (Tape)')
+
+
+def check_f32(source, L64, rtol=2e-3):
+    """The same program in f32: its loss within rtol of the f64 one (scaled by 1 + |loss|), unless
+    the f64 loss itself jumps under relative input perturbations of 1e-5 (a branch, floor or
+    min/max switching close by: then no verdict). Returns True (agrees), None (no verdict)."""
+    mod, _ = load(source, fp='f32')
+    try:
+        L32 = evaluate(mod)
+    finally:
+        unload(mod)
+    tol = rtol * (1 + abs(L64))
+    if abs(L32 - L64) <= tol:
+        return True
+    mod, _ = load(source)
+    try:
+        rng = np.random.default_rng(1)
+        for _ in range(4):
+            for f in _inputs(mod):
+                a = f.to_numpy()
+                f.from_numpy(a * (1 + 1e-5 * rng.standard_normal(a.shape)))
+            if abs(evaluate(mod) - L64) > tol / 4:
+                return None
+            mod.init_inputs()
+    finally:
+        unload(mod)
+    raise Mismatch(f'f32 forward value {L32!r}, f64 {L64!r} (tolerance {tol:.3g})')

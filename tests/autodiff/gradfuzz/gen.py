@@ -107,7 +107,7 @@ SIZES = {   # (kernels, blocks per kernel, statements per block, nesting depth)
 
 class Gen:
     def __init__(self, draw, features, size='full'):
-        self.draw, self.features = draw, frozenset(features)
+        self.draw, self.features, self.focus = draw, frozenset(features), None
         self.max_kernels, self.max_blocks, self.max_stmts, self.max_depth = SIZES[size]
         self.lines, self.ind, self.funcs = [], 1, []
         self.count, self.temps, self.task, self.kernel = 0, [], 0, 0

@@ -40,6 +40,9 @@ SINK = {   # one loop per domain reads every temporary nothing else read
 }
 
 
+FOCUS_BLOCKS = {'toplocal': ('top', 'loop1'), 'toplocal_serial': ('top', 'loop1', 'top')}
+
+
 class Program:
     def __init__(self, source, features, inputs, temps, kernels):
         self.source, self.features = source, features
@@ -53,7 +56,7 @@ class ProgramGen(Gen):
     def program(self):
         seed = self.n(0, 2 ** 16)
         calls, kernels = [], []
-        nk = self.n(1, self.max_kernels)
+        nk = max(self.n(1, self.max_kernels), 2 if self.focus == 'overwrite' else 1)
         for ki in range(nk):
             self.kernel = ki
             src, args, only_loss = self.kernel_src(ki, ki == nk - 1)
@@ -81,14 +84,23 @@ class ProgramGen(Gen):
         self.writes_temp = False
         top = {}                  # top-level locals: name -> interval
         after_loop = set()        # those defined before a parallel loop
-        for _ in range(self.n(1, self.max_blocks)):
+        forced = FOCUS_BLOCKS.get(self.focus, ()) if ki == 0 else ()
+        loops = 0
+        nblocks = 1 if self.focus == 'overwrite' and ki == 0 else self.n(1, self.max_blocks)
+        for b in range(max(nblocks, len(forced))):
             self.task += 1
-            kind = self.pick(('loop1', 'top', 'loop2'))
+            kind = forced[b] if b < len(forced) else self.pick(('loop1', 'top', 'loop2'))
+            if self.focus in ('overwrite', 'mat_rt_store', 'mat_rt_read') and b == 0 and ki < 2:
+                kind = 'loop1'
             if kind == 'top':
                 sc = Scope(None)
                 sc.args = {'c': cval}
                 sc.scal = {t: iv for t, iv in top.items()
                            if t not in after_loop or 'toplocal_serial' in self.features}
+                before = [t for t in top if t in after_loop]
+                if self.focus == 'toplocal_serial' and before:   # read after a loop
+                    e, _ = self.ex(sc)
+                    self.emit(f'loss[None] += {before[0]} * {e}')
                 for n in range(self.n(1, 2)):
                     k = self.n(0, 2) if n else 0
                     if k == 0:
@@ -99,6 +111,7 @@ class ProgramGen(Gen):
                     else:
                         self.temp_write(sc, 'new0d')
             else:
+                loops += 1
                 after_loop |= set(top)
                 idx = ('i',) if kind == 'loop1' else ('i', 'j')
                 sc = Scope(idx)
@@ -108,6 +121,9 @@ class ProgramGen(Gen):
                     sc.frozen = set(top)      # read in the loop, never assigned there
                 self.emit(self.loop_header(idx))
                 self.ind += 1
+                if loops == 1 and ki < 2:    # the kernel's first parallel loop
+                    for w in self.focus_loop(sc, ki, top):
+                        self.temp_write(sc, w)
                 self.stmts(sc, self.n(1, self.max_stmts), depth=self.max_depth, writes=True)
                 for _ in range(self.n(1, 2)):
                     self.temp_write(sc, self.pick(('loss', 'new', 'accum', 'vec', 'mat', 'overwrite', 'accum0d')))
@@ -124,6 +140,23 @@ class ProgramGen(Gen):
                     self.emit(('    ' if header else '') + SINK[t.kind].format(t=t.name))
         body = ['@ti.kernel', f'def k{ki}(m: ti.i32, c: F):'] + self.lines
         return '\n'.join(body), f'({self.mval}, {cval})', not self.writes_temp
+
+    def focus_loop(self, sc, ki, top):
+        """With a focus (a KNOWN_BUGS feature), the first loop of kernel 0 (and 1) is made to
+        exercise it; returns the writes that must end the loop body."""
+        if self.focus == 'toplocal' and ki == 0 and top:
+            e, _ = self.ex(sc)
+            self.emit(f'loss[None] += {sorted(top)[0]} * {e}')
+        if self.focus == 'mat_rt_read' and ki == 0 and sc.idx == ('i',):
+            self.used.add('A')
+            e, _ = self.ex(sc)
+            self.emit('for kf in range(2):')
+            self.emit(f'    loss[None] += A[i][kf, {self.n(0, 1)}] * {e}')
+        if self.focus == 'overwrite' and sc.idx == ('i',):
+            return ['new'] if ki == 0 else ['overwrite']
+        if self.focus == 'mat_rt_store' and ki == 0 and sc.idx == ('i',):
+            return ['mat']
+        return []
 
     def loop_header(self, idx):
         if idx == ('i',):
@@ -195,7 +228,7 @@ class ProgramGen(Gen):
 
     def mat_temp(self, sc, e, ie):
         t = self.new_temp('mat', hull(i_mul((-0.3, 1.3), ie), (0.0, 0.0)))
-        if 'mat_rt_store' in self.features and self.draw(st.booleans()):
+        if 'mat_rt_store' in self.features and (self.focus == 'mat_rt_store' or self.draw(st.booleans())):
             self.emit('for p, q in ti.ndrange(2, 2):')
             self.emit(f'    {t.name}[i][p, q] = (p + 1.0) * A[i][p, q] * {e}')
             self.used.add('A')
@@ -210,7 +243,9 @@ class ProgramGen(Gen):
 
 
 @st.composite
-def programs(draw, features=ALL, size='full'):
+def programs(draw, features=ALL, size='full', focus=None):
     """A random legal program; `features` is the set of KNOWN_BUGS features to generate, `size`
-    a key of gen.SIZES."""
-    return ProgramGen(draw, features, size).program()
+    a key of gen.SIZES; `focus` (one of those features) makes every program exercise it."""
+    g = ProgramGen(draw, set(features) | ({focus} if focus else set()), size)
+    g.focus = focus
+    return g.program()
