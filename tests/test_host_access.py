@@ -186,3 +186,18 @@ def test_python_scope_comparison_is_element_wise():
     m = ti.Matrix([[1, 2], [3, 4]])
     assert (m == ((1, 2), (3, 5))).to_list() == [[True, True], [True, False]]
     assert len({m, ti.Matrix([[1, 2], [3, 4]])}) == 2  # still hashable, by identity
+
+
+def test_static_of_fields_still_binds_the_fields():
+    """Field.__iter__ (the Python-scope error) must not make ti.static() wrap a field."""
+    a, b = ti.field(ti.i32, shape=(1,)), ti.field(ti.i32, shape=(1,))
+
+    @ti.kernel
+    def foo(xx: ti.template(), yy: ti.template()) -> ti.i32:
+        x, y = ti.static(xx, yy)
+        x[0] -= 1
+        y[0] -= 1
+        return x[0] + y[0]
+
+    a[0], b[0] = 2, 3
+    assert foo(a, b) == 3

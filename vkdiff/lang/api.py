@@ -13,7 +13,9 @@ def static(x, *xs):
         return tuple(static(v) for v in (x,) + xs)
     if current() is None:
         return x
-    if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and not isinstance(x, str):
+    from .field import Field  # iterable only to say that it is not, in Python scope
+    if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
+            not isinstance(x, (str, Field)):
         return Static(list(x) if isinstance(x, NDRange) else x)
     if isinstance(x, Value):
         raise error('ti.static() needs a compile-time value, got a run-time one')
