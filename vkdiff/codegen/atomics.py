@@ -68,30 +68,35 @@ def _cas_loop(cg, ptr, fn, dt, val):
     """old = *p; do { new = old OP val; seen = CAS(p, old, new) } while (seen != old).
     Float fields are read through their integer view; integer ones (only for `mul`) directly."""
     m = cg.m
-    if not dt.is_float:
-        return _int_cas_loop(cg, ptr, fn, dt, val)
-    it = T.u64 if dt.bits == 64 else T.u32
-    if dt.bits == 64:
+    if dt.is_float:
+        it = T.u64 if dt.bits == 64 else T.u32
+        tf = cg.t(dt)
+        if fn not in ('add', 'sub', 'mul', 'min', 'max'):
+            raise CompileError(f'atomic {fn} on a float field')
+
+        def step(old):
+            oldf = cg.op('OpBitcast', tf, old)
+            if fn in ('min', 'max'):
+                newf = cg.glsl('FMin' if fn == 'min' else 'FMax', dt, oldf, val)
+            else:
+                newf = cg.op({'add': 'OpFAdd', 'sub': 'OpFSub', 'mul': 'OpFMul'}[fn], tf, oldf, val)
+            return cg.op('OpBitcast', ti, newf)
+    else:
+        if fn != 'mul':
+            raise CompileError(f'atomic {fn} needs no compare-exchange loop on integers')
+        it = dt
+
+        def step(old):
+            return cg.op('OpIMul', ti, old, val)
+    if it.bits == 64:
         m.capability('Int64Atomics')
-    ti, tf = cg.t(it), cg.t(dt)
+    ti = cg.t(it)
     oldv = cg.local_var(it, 'cas')
     cg.emit(f'OpStore {oldv} {cg.op("OpLoad", ti, ptr)}')
     header, cont, merge = cg.open_loop('cas')
     old = cg.op('OpLoad', ti, oldv)
-    oldf = cg.op('OpBitcast', tf, old)
-    if fn == 'add':
-        newf = cg.op('OpFAdd', tf, oldf, val)
-    elif fn == 'sub':
-        newf = cg.op('OpFSub', tf, oldf, val)
-    elif fn == 'mul':
-        newf = cg.op('OpFMul', tf, oldf, val)
-    elif fn in ('min', 'max'):
-        newf = cg.glsl('FMin' if fn == 'min' else 'FMax', dt, oldf, val)
-    else:
-        raise CompileError(f'atomic {fn} on a float field')
-    new = cg.op('OpBitcast', ti, newf)
     scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
-    seen = cg.op('OpAtomicCompareExchange', ti, ptr, scope, sem, sem, new, old)
+    seen = cg.op('OpAtomicCompareExchange', ti, ptr, scope, sem, sem, step(old), old)
     cg.emit(f'OpStore {oldv} {seen}')
     done = cg.op('OpIEqual', m.bool(), seen, old)
     cg.emit(f'OpBranchConditional {done} {merge} {cont}')
@@ -100,30 +105,5 @@ def _cas_loop(cg, ptr, fn, dt, val):
     cg.emit(f'OpBranch {header}')
     cg.terminated = True
     cg.label(merge)
-    return cg.op('OpBitcast', tf, cg.op('OpLoad', ti, oldv))
-
-
-def _int_cas_loop(cg, ptr, fn, dt, val):
-    """`ti.atomic_mul` on an integer element: a compare-exchange loop on the element itself."""
-    m = cg.m
-    if fn != 'mul':
-        raise CompileError(f'atomic {fn} needs no compare-exchange loop on integers')
-    if dt.bits == 64:
-        m.capability('Int64Atomics')
-    t = cg.t(dt)
-    oldv = cg.local_var(dt, 'cas')
-    cg.emit(f'OpStore {oldv} {cg.op("OpLoad", t, ptr)}')
-    header, cont, merge = cg.open_loop('cas')
-    old = cg.op('OpLoad', t, oldv)
-    new = cg.op('OpIMul', t, old, val)
-    scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
-    seen = cg.op('OpAtomicCompareExchange', t, ptr, scope, sem, sem, new, old)
-    cg.emit(f'OpStore {oldv} {seen}')
-    done = cg.op('OpIEqual', m.bool(), seen, old)
-    cg.emit(f'OpBranchConditional {done} {merge} {cont}')
-    cg.terminated = True
-    cg.label(cont)
-    cg.emit(f'OpBranch {header}')
-    cg.terminated = True
-    cg.label(merge)
-    return cg.op('OpLoad', t, oldv)
+    result = cg.op('OpLoad', ti, oldv)
+    return cg.op('OpBitcast', tf, result) if dt.is_float else result
