@@ -7,7 +7,8 @@ beside the checkout) against this checkout's vkdiff and compares with tests/conf
     python tools/conformance.py --raise --from-json run.json   # same, from a saved run.py --json
     python tools/conformance.py test_ad_basics.py -v           # only some files or groups
 
-The check runs `run.py autodiff language --expect tests/conformance/expected-pass.txt` and then
+The check runs `run.py autodiff language <every other file named in the list> --expect
+tests/conformance/expected-pass.txt` (a test listed from outside the two groups is run too) and then
 prints how many of the 889 tests Taichi's own Vulkan backend passes (taichi-vulkan-passes.txt)
 pass here. `--raise` keeps the list sorted and only ever adds to it (a union): a listed test that
 fails now is reported, not dropped (find out why, or drop it by hand with a reason).
@@ -54,7 +55,8 @@ def run_kit(files, extra, json_path, expect):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('files', nargs='*', help='groups or files (default: autodiff language)')
+    ap.add_argument('files', nargs='*', help='groups or files (default: autodiff language and '
+                    'every file named in expected-pass.txt)')
     ap.add_argument('--raise', dest='raise_', action='store_true',
                     help='add every passing test to tests/conformance/expected-pass.txt')
     ap.add_argument('--from-json', help='use a saved `run.py --json` result instead of running')
@@ -66,7 +68,7 @@ def main():
         print(f'conformance kit not found at {KIT}: clone the project with shared/ beside it '
               '(or set VKDIFF_SKIP_CONFORMANCE=1 to skip this check)', file=sys.stderr)
         return 2
-    files = a.files or ['autodiff', 'language']
+    files = a.files or ['autodiff', 'language'] + sorted({t.split('::')[0] for t in read_ids(EXPECTED)})
     t0 = time.time()
     status = 0
     if a.from_json:
