@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import CompileError, SourceLocation, VkdiffError, located
+from ..errors import CompileError, SourceLocation, TaichiSyntaxError, VkdiffError, located
 from . import ops
 from .context import Value, emit, error, current
 from .lvalues import ATOMIC_AUG, FieldElem, LocalVar, MatrixLValue, field_lvalue, new_local
@@ -104,6 +104,8 @@ class FunctionBuilder:
         self.scopes = [{}]
         self.loop_depth = 0      # serial loops enclosing the current statement
         self.static_depth = 0
+        self.static_scope = 0    # > 0 inside the arguments of ti.static(...) / comprehensions
+        self.kernel_args = set()  # a kernel's parameter names: Taichi makes them immutable
         self.in_parfor = False
         self.loops = []          # enclosing loops, innermost last: 'serial', 'parallel', or
         #                          ('static', emitter block depth at the unrolled body)
@@ -144,7 +146,8 @@ class FunctionBuilder:
         try:
             method = getattr(self, 'build_' + type(node).__name__, None)
             if method is None:
-                raise error(f'{type(node).__name__} is not supported in vkdiff kernels')
+                raise error(f'Unsupported node "{type(node).__name__}" (not supported in '
+                            'vkdiff kernels)', TaichiSyntaxError)
             return method(node)
         except (VkdiffError, _LoopCtl):
             raise
@@ -214,7 +217,7 @@ class FunctionBuilder:
                 out.append(self(node.elt))
                 return
             g = node.generators[k]
-            it = self(g.iter)
+            it = self.static_eval(g.iter)
             if isinstance(it, Static):
                 it = it.value
             if isinstance(it, Value) or isinstance(it, (Grouped, NDRange)):
@@ -229,7 +232,7 @@ class FunctionBuilder:
                         item.entries if hasattr(item, 'entries') else item)
                     for n, v in zip(names, vals):
                         self.scopes[-1][n] = v
-                    if all(_static_truth(self(c)) for c in g.ifs):
+                    if all(_static_truth(self.static_eval(c)) for c in g.ifs):
                         gen(k + 1)
                 finally:
                     self.scopes.pop()
@@ -286,7 +289,13 @@ class FunctionBuilder:
         result = None
         for op, comp in zip(node.ops, node.comparators):
             right = self(comp)
-            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(op, (ast.Is, ast.IsNot)):  # Taichi: never in kernel code
+                name = 'is' if isinstance(op, ast.Is) else 'is not'
+                raise error(f'Operator "{name}" in Taichi scope is not supported.', TaichiSyntaxError)
+            if isinstance(op, (ast.In, ast.NotIn)):
+                if not self.static_scope:
+                    raise error(f'"{type(op).__name__}" is only supported inside `ti.static`.',
+                                TaichiSyntaxError)
                 if not (_compile_time(left) and _compile_time(right)):
                     raise error('is / in comparisons need compile-time values')
                 r = {ast.Is: lambda: left is right, ast.IsNot: lambda: left is not right,
@@ -353,6 +362,14 @@ class FunctionBuilder:
     def build_Starred(self, node):
         return _Starred(self(node.value))
 
+    def static_eval(self, node):
+        """Build an expression in Taichi's static scope (where `in` is allowed)."""
+        self.static_scope += 1
+        try:
+            return self(node)
+        finally:
+            self.static_scope -= 1
+
     def build_Call(self, node):
         fn = self(node.func)
         if getattr(fn, '_vkdiff_atomic', None):
@@ -360,11 +377,13 @@ class FunctionBuilder:
                 raise error(f'{fn.__name__} takes (target, value)')
             target = self.lvalue(node.args[0])
             return target.atomic(fn._vkdiff_atomic, self(node.args[1]))
+        # the arguments of ti.static(...) / ti.static_assert(...) are in Taichi's static scope
+        build = self.static_eval if getattr(fn, '_vkdiff_static_scope', False) else self
         args = []
         for a in node.args:
-            v = self(a)
+            v = build(a)
             args.extend(v.value) if isinstance(v, _Starred) else args.append(v)
-        kwargs = {k.arg: self(k.value) for k in node.keywords}
+        kwargs = {k.arg: build(k.value) for k in node.keywords}
         if fn is print:
             _warn_once('print() in a vkdiff kernel is ignored')
             return None
@@ -396,7 +415,14 @@ class FunctionBuilder:
         for target in node.targets:
             self.assign(target, value)
 
+    def check_mutable(self, target):
+        """Taichi's rule: a kernel's arguments cannot be assigned to."""
+        if isinstance(target, ast.Name) and target.id in self.kernel_args:
+            raise error(f'Kernel argument "{target.id}" is immutable in the kernel. If you want '
+                        'to change its value, please create a new variable.', TaichiSyntaxError)
+
     def build_AnnAssign(self, node):
+        self.check_mutable(node.target)
         dtype = T.resolve(self(node.annotation))
         value = ops.cast(self(node.value), dtype) if node.value is not None else ops.cast(0, dtype)
         if isinstance(node.target, ast.Name) and not self._defined_local(node.target.id):
@@ -418,6 +444,7 @@ class FunctionBuilder:
                 self.assign(t, v)
             return
         if isinstance(target, ast.Name):
+            self.check_mutable(target)
             name = target.id
             cur = None
             for sc in reversed(self.scopes):
@@ -490,6 +517,7 @@ class FunctionBuilder:
     def build_AugAssign(self, node):
         op = _BINOPS.get(type(node.op))
         value = self(node.value)
+        self.check_mutable(node.target)
         target = self.lvalue(node.target)
         elems = target.entries if isinstance(target, MatrixLValue) else [target]
         if all(isinstance(e, FieldElem) for e in elems) and op in ATOMIC_AUG:
@@ -561,11 +589,13 @@ class FunctionBuilder:
         inner = self.loops[-1]
         if isinstance(inner, tuple):
             if len(current().blocks) != inner[1]:
-                raise error(f'{what} in a ti.static loop must not be inside a run-time if; use '
-                            'ti.static(...) for the condition')
+                raise error(f'You are trying to `{what}` a static `for` loop, but the `{what}` '
+                            'statement is inside a non-static `if` (use ti.static(...) for the '
+                            'condition)', TaichiSyntaxError)
             raise static_exc()
         if inner == 'parallel' and what == 'break':
-            raise error('break is not allowed in a parallel for loop')
+            raise error('Cannot break in the outermost loop (a parallel for loop)',
+                        TaichiSyntaxError)
         emit(what)
 
     # the kernel's own block: a for loop emitted straight into it is parallel (also from a func
@@ -639,7 +669,9 @@ class FunctionBuilder:
         return var
 
     def build_FunctionDef(self, node):
-        raise error('defining functions inside a kernel is not supported; use @ti.func at module level')
+        where = 'kernel' if self.is_kernel else 'func'
+        raise error(f"Function definition is not allowed in 'ti.{where}' (define a @ti.func at "
+                    'module level)', TaichiSyntaxError)
 
 
 class _Return(Exception):

@@ -14,12 +14,22 @@ def static(x, *xs):
     if current() is None:
         return x
     from .field import Field  # iterable only to say that it is not, in Python scope
+    if isinstance(x, Grouped):  # ti.static(ti.grouped(ti.ndrange(...))): unrolled index vectors
+        if not isinstance(x.target, NDRange):
+            from ..errors import TaichiSyntaxError
+            raise error("Only 'ti.ndrange' is allowed in 'ti.static(ti.grouped(...))'.",
+                        TaichiSyntaxError)
+        from .matrix import Vector
+        return Static([Vector(list(i)) for i in x.target])
     if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
             not isinstance(x, (str, Field)):
         return Static(list(x) if isinstance(x, NDRange) else x)
     if isinstance(x, Value):
         raise error('ti.static() needs a compile-time value, got a run-time one')
     return x
+
+
+static._vkdiff_static_scope = True  # the frontend builds its arguments in static scope
 
 
 def ndrange(*bounds):
@@ -82,6 +92,9 @@ def static_assert(cond, msg=None):
         raise error('ti.static_assert needs a compile-time condition')
     if not cond:
         raise error(f'static assertion failed{": " + str(msg) if msg else ""}')
+
+
+static_assert._vkdiff_static_scope = True
 
 
 def static_print(*args, **kwargs):

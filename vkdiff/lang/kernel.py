@@ -225,6 +225,7 @@ class Kernel:
         em.kernel_ir = kir
         with emitting(em), em.open(kir.body):
             fb = FunctionBuilder(self.fn, kir, is_kernel=True)
+            fb.kernel_args = {p.name for p in self.params}
             for p, a in zip(self.params, args):
                 kind = _annotation_kind(p.annotation, a)
                 if kind == 'template':

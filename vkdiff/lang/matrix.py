@@ -5,7 +5,7 @@ import numpy as np
 
 from ..frontend import ops
 from ..errors import VkdiffIndexError
-from ..frontend.context import Arithmetic, error
+from ..frontend.context import Arithmetic, _binop, error
 
 
 class Matrix(Arithmetic):
@@ -105,7 +105,18 @@ class Matrix(Arithmetic):
             raise _index_error(f'index {i} out of range for a {self.n}-vector')
         return i
 
+    def _check_index_count(self, key):
+        """Taichi's rule in a kernel: a matrix takes two indices, a vector one (a located
+        TaichiIndexError, a TaichiCompilationError). Python scope also takes m[i] as row i."""
+        from ..frontend.context import current
+        count = len(key) if isinstance(key, tuple) else 1
+        if count != self.ndim and current() is not None:
+            from ..errors import TaichiIndexError
+            raise error(f'Expected {self.ndim} indices, got {count} (indexing a '
+                        f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
+
     def __getitem__(self, key):
+        self._check_index_count(key)
         if _is_runtime(key):
             return self._dynamic_get(key)
         if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
@@ -124,6 +135,7 @@ class Matrix(Arithmetic):
         return acc
 
     def __setitem__(self, key, value):
+        self._check_index_count(key)
         self.entries[self._flat(key)] = value
 
     def _swizzle(i):
@@ -179,6 +191,13 @@ class Matrix(Arithmetic):
 
     def __abs__(self):
         return self._map(lambda e: ops.unary('abs', e))
+
+    def __invert__(self):
+        return self._map(lambda e: ops.unary('bnot', e))
+
+    # shifts, entry by entry (Taichi's common_ops); `<<=`/`>>=` fall back to them
+    __lshift__, __rlshift__ = _binop('shl'), _binop('shl', True)
+    __rshift__, __rrshift__ = _binop('shr'), _binop('shr', True)
 
     def __matmul__(self, other):
         if not isinstance(other, Matrix):
