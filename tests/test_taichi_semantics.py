@@ -212,3 +212,129 @@ def test_decorator_nesting_rules_and_static_grouped_ndrange():
 
     unrolled()
     np.testing.assert_array_equal(v.to_numpy(), [[1, 2], [11, 12]])
+
+
+def test_loop_inside_a_non_static_if_is_serial_and_may_break():
+    """Taichi: `if True:` is a run-time if (only `if ti.static(...)` is static), so the loop in
+    it is not the outermost parallel loop and `break` works."""
+    @ti.kernel
+    def k() -> ti.i32:
+        a = 0
+        if True:
+            for i in range(1000):
+                if i == 100:
+                    break
+                a += 1
+        return a
+
+    assert k() == 100
+
+    @ti.kernel
+    def static_if():
+        if ti.static(True):
+            for i in range(10):
+                break
+
+    _raises_syntax(static_if, 'Cannot break in the outermost loop')
+
+
+def test_index_vector_counts_as_its_entries_and_numpy_range_bounds():
+    x = ti.Matrix.field(2, 3, dtype=ti.i32, shape=2)
+    lo, hi = np.int32(1), np.array(2, dtype=np.int64)
+
+    @ti.kernel
+    def k():
+        for i in range(lo, hi):
+            for I in ti.static(ti.grouped(ti.ndrange(2, 3))):
+                x[i][I] = I[0] * 10 + I[1]
+        m = ti.Matrix([[0, 1], [2, 3]])
+        x[0][0, 0] = m[ti.Vector([1, 0])]
+
+    k()
+    np.testing.assert_array_equal(x.to_numpy()[1], [[0, 1, 2], [10, 11, 12]])
+    assert x[0][0, 0] == 2
+
+
+# ---------------------------------------------------------------- returns
+def test_return_statement_rules():
+    @ti.kernel
+    def void_return():
+        return
+
+    @ti.kernel
+    def none_return():
+        return None
+
+    void_return()
+    none_return()
+
+    @ti.kernel
+    def no_return() -> ti.i32:
+        pass
+
+    @ti.func
+    def f_no_return() -> ti.i32:
+        pass
+
+    @ti.kernel
+    def calls_f() -> ti.i32:
+        return f_no_return()
+
+    @ti.kernel
+    def in_loop() -> ti.i32:
+        for i in range(10):
+            return i
+
+    @ti.kernel
+    def unannotated():
+        return 1
+
+    _raises_syntax(no_return, 'Kernel has a return type but does not have a return statement')
+    _raises_syntax(calls_f, 'Function has a return type but does not have a return statement')
+    _raises_syntax(in_loop, 'Return inside non-static if/for is not supported')
+    _raises_syntax(unannotated, 'must be annotated with a return type')
+
+
+def test_kernel_returns_a_struct():
+    s0 = ti.types.struct(a=ti.math.vec3, b=ti.i16)
+    s1 = ti.types.struct(a=ti.f32, b=s0)
+
+    @ti.kernel
+    def k(x: ti.f32) -> s1:
+        return s1(a=x * 2, b=s0(a=ti.math.vec3([100, x, 3]), b=65537))
+
+    r = k(0.25)
+    assert r.a == 0.5 and r.b.b == 1    # 65537 wraps to 1 in i16
+    np.testing.assert_allclose(r.b.a.to_numpy(), [100, 0.25, 3])
+
+    tp = ti.types.struct(a=ti.i32)
+    f = tp.field(shape=2)
+    f[1].a = 7
+
+    @ti.func
+    def get(i) -> tp:
+        return f[i]
+
+    @ti.kernel
+    def from_field(i: ti.i32) -> tp:
+        return get(i)
+
+    assert from_field(1).a == 7 and from_field(0).a == 0
+
+
+def test_kernel_struct_return_type_must_match():
+    sphere = ti.types.struct(center=ti.math.vec3, radius=float)
+    circle = ti.types.struct(center=ti.math.vec2, radius=float)
+    sphere_i = ti.types.struct(center=ti.math.vec3, radius=int)
+
+    @ti.kernel
+    def wrong_shape() -> sphere:
+        return circle(center=ti.math.vec2([1, 2]), radius=2)
+
+    @ti.kernel
+    def wrong_member_type() -> sphere:
+        return sphere_i(center=ti.math.vec3([1, 2, 3]), radius=2)
+
+    for k in (wrong_shape, wrong_member_type):
+        with pytest.raises(ti.TaichiTypeError, match='this kernel returns'):
+            k()

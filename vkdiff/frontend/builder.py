@@ -107,6 +107,7 @@ class FunctionBuilder:
         self.static_scope = 0    # > 0 inside the arguments of ti.static(...) / comprehensions
         self.kernel_args = set()  # a kernel's parameter names: Taichi makes them immutable
         self.in_parfor = False
+        self.folded_if = 0       # inside non-static ifs folded at compile time
         self.loops = []          # enclosing loops, innermost last: 'serial', 'parallel', or
         #                          ('static', emitter block depth at the unrolled body)
         self.result = None       # (lvalue) for funcs that return from inside branches
@@ -536,7 +537,16 @@ class FunctionBuilder:
         if isinstance(cond, Static):
             cond = cond.value
         if _compile_time(cond):
-            self.build_scoped(node.body if cond else node.orelse)
+            # Taichi: only `if ti.static(...)` is a static if; another if whose condition
+            # happens to be compile-time is still a run-time if there, so the for loops inside
+            # it are not the kernel's outermost (parallel) loops
+            from .loops import _decorator
+            runtime_if = _decorator(self, node.test) != 'static'
+            self.folded_if += runtime_if
+            try:
+                self.build_scoped(node.body if cond else node.orelse)
+            finally:
+                self.folded_if -= runtime_if
             return
         then_b, else_b = ir.Block(), ir.Block()
         emit('if', None, [ops.to_bool(cond)], blocks=[then_b, else_b])
@@ -639,10 +649,12 @@ class FunctionBuilder:
         value = self(node.value) if node.value is not None else None
         if self.is_kernel:
             if not self.top_level or any(not isinstance(lp, tuple) for lp in self.loops):
-                raise error('a kernel can return only from its top level, outside run-time '
-                            'if/for/while; assign the result to a variable and return it last')
-            self.kernel.set_return(value)
-            self.returned = True
+                raise error('Return inside non-static if/for is not supported: a kernel returns '
+                            'only from its top level; assign the result to a variable and return '
+                            'it last', TaichiSyntaxError)
+            if value is not None:  # `return` / `return None` just end a kernel without a result
+                self.kernel.set_return(value)
+            self.returned = value is not None or self.kernel.ret_type is None
             return
         at_top = current().blocks[-1] is self.top_block
         if not at_top and self.loops:

@@ -13,7 +13,7 @@ from .context import Value, emit, error, current
 def _bounds_of_range(fb, call):
     if call.keywords:
         raise error('range() takes no keyword arguments')
-    args = [fb(a) for a in call.args]
+    args = [_python_int(fb(a)) for a in call.args]
     for a in args:
         if isinstance(a, Value) and not a.dtype.is_int:
             raise error('range() bounds must be integers')
@@ -28,6 +28,15 @@ def _bounds_of_range(fb, call):
             raise error('the step of range() must be a non-zero compile-time integer')
         return args[0], args[1], args[2]
     raise error('range() takes 1 to 3 arguments')
+
+
+def _python_int(a):
+    """numpy integers (and 0-d integer arrays) as range() bounds are Python ints."""
+    import numpy as np
+    if isinstance(a, (np.integer, np.ndarray)) and np.ndim(a) == 0 and \
+            np.issubdtype(np.asarray(a).dtype, np.integer):
+        return int(a)
+    return a
 
 
 def _target_names(target):
@@ -75,7 +84,7 @@ def build_for(fb, node):
             raise error('ti.grouped loops bind one index vector')
     elif len(names) != len(dims):
         raise error(f'the loop binds {len(names)} names but iterates over {len(dims)} dimensions')
-    parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and \
+    parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and not fb.folded_if and \
         not (config and config['serialize'])
     if parallel:
         _parallel_for(fb, node, names, dims, grouped)

@@ -107,7 +107,8 @@ class MatrixLValue:
     def entry(self, key):
         """`m[i, j]` / `v[i]` (Taichi's rule: a matrix takes two indices, a vector one)."""
         from ..errors import TaichiIndexError
-        from ..lang.matrix import _static_index, _is_runtime, dynamic_flat_index
+        from ..lang.matrix import _static_index, _is_runtime, dynamic_flat_index, flatten_key
+        key = flatten_key(key)
         count = len(key) if isinstance(key, tuple) else 1
         if count != self.ndim:
             raise error(f'Expected {self.ndim} indices, got {count} (indexing a '

@@ -116,6 +116,7 @@ class Matrix(Arithmetic):
                         f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
 
     def __getitem__(self, key):
+        key = flatten_key(key)
         self._check_index_count(key)
         if _is_runtime(key):
             return self._dynamic_get(key)
@@ -135,6 +136,7 @@ class Matrix(Arithmetic):
         return acc
 
     def __setitem__(self, key, value):
+        key = flatten_key(key)
         self._check_index_count(key)
         self.entries[self._flat(key)] = value
 
@@ -376,6 +378,15 @@ def _as_matrix(x):
 
 def _truth(e):
     return ops.binary('ne', e, 0) if hasattr(e, 'stmt') else bool(e)
+
+
+def flatten_key(key):
+    """An index vector counts as its entries: `m[I]` with I = ti.Vector([i, j]) is m[i, j]."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, Matrix) for k in keys):
+        return key
+    flat = tuple(e for k in keys for e in (k.entries if isinstance(k, Matrix) else (k,)))
+    return flat[0] if len(flat) == 1 else flat
 
 
 def _is_runtime(key):
