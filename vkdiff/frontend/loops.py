@@ -6,7 +6,10 @@ import builtins
 from .. import ir
 from .. import types as T
 from ..errors import TaichiSyntaxError
+from ..lang.field import Field
+from ..lang.matrix import Vector
 from . import ops
+from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
 from .context import Value, emit, error, current
 
 
@@ -48,8 +51,6 @@ def _target_names(target):
 
 
 def build_for(fb, node):
-    from .builder import Static, NDRange, Grouped
-    from ..lang.field import Field
     if node.orelse:
         raise error('for ... else is not supported')
     config, current().loop_config = current().loop_config, None  # ti.loop_config: this loop only
@@ -130,7 +131,6 @@ def _check_loop_vars(fb, target):
 
 def _bind_indices(fb, names, idx, grouped):
     if grouped:
-        from ..lang.matrix import Vector
         fb.scopes[-1][names[0]] = Vector(idx)
     else:
         for n, v in zip(names, idx):
@@ -214,7 +214,6 @@ def _serial_for(fb, node, names, dims, grouped):
 
 
 def _static_for(fb, node, iterable):
-    from .builder import _StaticBreak, _StaticContinue
     names = _target_names(node.target)
     fb.static_depth += 1
     fb.loops.append(('static', len(current().blocks)))

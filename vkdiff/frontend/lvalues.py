@@ -1,6 +1,9 @@
 """Frontend: things kernel code can assign to (locals, field elements, matrix entries), each with
 load / store / atomic, emitting IR."""
+from .. import ir
 from .. import types as T
+from ..errors import TaichiIndexError
+from ..lang.matrix import Matrix, _is_runtime, _static_index, dynamic_flat_index, flatten_key
 from . import ops
 from .context import Value, current, emit, error
 
@@ -74,11 +77,9 @@ class MatrixLValue:
         self.entries, self.n, self.m, self.ndim = entries, n, m, ndim
 
     def _wrap(self, values):
-        from ..lang.matrix import Matrix
         return Matrix._new(values, self.n, self.m, self.ndim)
 
     def _values(self, value):
-        from ..lang.matrix import Matrix
         if isinstance(value, Matrix):
             if len(value.entries) != len(self.entries):
                 raise error(f'cannot assign a {value.get_shape()} value to a {self.n}x{self.m} one')
@@ -106,8 +107,6 @@ class MatrixLValue:
 
     def entry(self, key):
         """`m[i, j]` / `v[i]` (Taichi's rule: a matrix takes two indices, a vector one)."""
-        from ..errors import TaichiIndexError
-        from ..lang.matrix import _static_index, _is_runtime, dynamic_flat_index, flatten_key
         key = flatten_key(key)
         count = len(key) if isinstance(key, tuple) else 1
         if count != self.ndim:
@@ -136,8 +135,6 @@ class DynamicEntry:
         return acc
 
     def _each(self, action):
-        from .context import current
-        from .. import ir
         for k, e in enumerate(self.entries):
             then = ir.Block()
             emit('if', None, [ops.binary('eq', self.index, k)], blocks=[then, ir.Block()])
@@ -166,8 +163,7 @@ def field_lvalue(field, indices):
 
 def new_local(value):
     """A fresh local (scalar, matrix or struct) initialised with `value`."""
-    from ..lang.matrix import Matrix
-    from ..lang.struct import Struct, new_struct_local
+    from ..lang.struct import Struct, new_struct_local  # lang.struct imports the frontend
     if isinstance(value, Struct):
         return new_struct_local(value)
     if isinstance(value, Matrix):
