@@ -119,10 +119,8 @@ def _temporaries_get_duals(tasks):
                 f._add_grad('dual')
 
 
-def build_tangent(tasks_owner):
-    """The JVP TaskList of a kernel (or of its adjoint: forward-over-reverse)."""
-    from ..lang.compiled import TaskList
-    _temporaries_get_duals(tasks_owner.tasks)
-    tasks = [tangent_task(t.clone()) for t in tasks_owner.tasks]
-    return TaskList(tasks_owner.name + '.jvp', tasks, tasks_owner.push, tasks_owner.packer,
-                    tasks_owner.converters, tasks_owner.ret_field)
+def tangent_tasks(tasks):
+    """The forward-mode (JVP) tasks of a kernel's tasks (or of its adjoint's:
+    forward-over-reverse)."""
+    _temporaries_get_duals(tasks)
+    return [tangent_task(t.clone()) for t in tasks]

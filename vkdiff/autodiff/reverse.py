@@ -31,8 +31,9 @@ def _err(s, msg):
 
 
 class Reverser:
-    def __init__(self, body, active):
+    def __init__(self, body, active, ad_stack_size=0):
         self.active = active
+        self.ad_stack_size = ad_stack_size  # per-iteration storage for run-time trip counts
         self.m = {}
         self.adj = {}
         self.ck = {}
@@ -217,8 +218,7 @@ class Reverser:
                            'supported by the adjoint')
             n = self.trip(s)
             if not isinstance(n, int):
-                from ..lang import state
-                n = state.config.get('ad_stack_size', 0)
+                n = self.ad_stack_size
                 if n <= 0:
                     raise _err(s, 'this loop carries values from one iteration to the next, so its '
                                'adjoint stores them per iteration: it needs a compile-time trip '
@@ -253,6 +253,7 @@ class Reverser:
             self.flag = Field('i32', (), name='ad_stack_overflow')
             self.flag.is_temporary = True
             self.flag.overflow_loc = s.loc
+            self.flag.overflow_capacity = self.ad_stack_size
         return self.flag
 
     def iteration_number(self, s, i):
@@ -361,9 +362,10 @@ class Reverser:
                                {'field': gf, 'comp': s.attrs['comp']}, loc=s.loc))
 
 
-def adjoint_task(task, flags=None):
+def adjoint_task(task, flags=None, ad_stack_size=0):
     """The adjoint of one task, as a new Task, or None if nothing flows back through it.
-    Overflow flags of run-time sized per-iteration storage are appended to `flags`."""
+    Overflow flags of run-time sized per-iteration storage are appended to `flags`; loops with a
+    run-time trip count store at most `ad_stack_size` iterations (ti.init(ad_stack_size=N))."""
     from ..passes.simplify import simplify
     from ..passes.tasks import Task
     active = analyse(task.body, 'grad')
@@ -373,7 +375,7 @@ def adjoint_task(task, flags=None):
     body = ir.Block()
     em = Emitter()
     with emitting(em), em.open(body):
-        rv = Reverser(task.body, active)
+        rv = Reverser(task.body, active, ad_stack_size)
         if task.kind == 'parallel':
             loop = task.loop
             prologue = task.body.stmts[:task.body.stmts.index(loop)]
@@ -451,29 +453,28 @@ def prepare_temporaries(tasks):
     return temps
 
 
-def build_adjoint(compiled):
+def adjoint_tasks(tasks, name, ad_stack_size=0):
+    """The adjoint of a kernel's tasks (run in reverse order), as (tasks, overflow flags): the
+    flags are 0-D fields set when a run-time trip count outgrew `ad_stack_size`."""
     from .access_rules import check_rules
-    from ..lang.compiled import TaskList
-    tasks = [t.clone() for t in compiled.tasks]
-    check_rules(tasks, compiled.name)
+    tasks = [t.clone() for t in tasks]
+    check_rules(tasks, name)
     temps = prepare_temporaries(tasks)
     flags = []
-    adj = [a for a in (adjoint_task(t, flags) for t in reversed(tasks)) if a is not None]
+    adj = [a for a in (adjoint_task(t, flags, ad_stack_size) for t in reversed(tasks))
+           if a is not None]
     zero = [f.grad for f in temps] + flags
     if zero:
-        adj.insert(0, _zero_task(zero, compiled.name))
-    tl = TaskList(compiled.name + '.grad', adj, compiled.push, compiled.packer, compiled.converters)
-    tl.overflow_flags = flags
-    return tl
+        adj.insert(0, _zero_task(zero, name))
+    return adj, flags
 
 
 def check_overflow(tasklist):
     """After an adjoint launch with run-time sized per-iteration storage: was it enough?"""
     for f in getattr(tasklist, 'overflow_flags', ()):
         if f[None]:
-            from ..lang import state
             raise located(AutodiffError, 'a loop ran more iterations than ti.init(ad_stack_size='
-                          f'{state.config.get("ad_stack_size")}) can store for its adjoint: the '
+                          f'{f.overflow_capacity}) can store for its adjoint: the '
                           'gradient would be wrong. Raise ad_stack_size.', f.overflow_loc)
 
 
