@@ -46,7 +46,8 @@ class CompileOptions:
     features / limits: the device's (runtime.program.Runtime names them); device_name picks
     driver workarounds (the loop limiter of llvmpipe). The CPU-driver geometry: grid-stride
     iterations per invocation and the workgroups a reduction uses. loop_status: a callable
-    returning the device status field the loop guards store into (the API layer makes it).
+    returning the status Buffer the loop guards store into (the API layer makes it and reads it
+    back after launches; without one, each guarded task gets a temporary of its own).
     print_ir: the names of the passes whose output is printed to stderr."""
     device_name: str = 'offline'
     features: dict = dataclasses.field(default_factory=dict)
@@ -162,31 +163,31 @@ def loop_limit(task, options):
     """Pass loop_limit, on one task (in place): returns the grid-stride iterations per
     invocation its launch uses."""
     per_thread = options.iters_per_thread if options.cpu_driver else 1
-    status = options.loop_status or _no_status
+    status = options.loop_status or _new_status
     return _loop_limit.apply(task, per_thread, options.device_name, status)
 
 
-def _no_status():
-    raise CompileError('internal: the loop limit pass needs a status field '
-                       '(CompileOptions.loop_status)')
+def _new_status():
+    """Without a launcher's status Buffer (device-free compiles): a temporary of the task's own."""
+    return ir.Buffer('loop_limit_status', T.i32, (), role='temp')
 
 
 # ---------------------------------------------------------------- backend
 class TaskCode:
-    """One task compiled: its final IR, the fields it binds (in binding order), its SPIR-V
+    """One task compiled: its final IR, the Buffers it binds (in binding order), its SPIR-V
     (assembly and binary) and its launch geometry. The launcher binds and dispatches it."""
 
     def __init__(self, task, per_thread, push, options):
         self.task = task
         self.per_thread = per_thread
         self.min_groups = options.min_groups if options.cpu_driver else 1
-        self.fields = task.fields()
+        self.buffers = task.buffers()
         limit = options.limits.get('max_storage_buffers_per_stage')
-        if limit and len(self.fields) > limit:
+        if limit and len(self.buffers) > limit:
             loop = task.loop
             raise located(CompileError,
                           f'this {"loop" if loop is not None else "kernel part"} uses '
-                          f'{len(self.fields)} fields (gradients, duals and kernel-internal '
+                          f'{len(self.buffers)} fields (gradients, duals and kernel-internal '
                           f'temporaries included), more than this device binds to one shader '
                           f'({limit}); split it into several kernels or loops',
                           (loop or next(iter(ir.walk(task.body)), None)).loc
@@ -198,7 +199,7 @@ class TaskCode:
         self.known = self.total is not None and all(
             x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
         self.local_size = LOCAL_SIZE
-        self.asm = TaskCodegen(task, self.fields, push, options.features, int_view).generate()
+        self.asm = TaskCodegen(task, self.buffers, push, options.features, int_view).generate()
         self.binary = None  # set by backend() once the SPIR-V tools ran
         # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
         # launched when the reduction ran as one workgroup, which then adds its sum itself

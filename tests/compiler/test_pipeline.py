@@ -110,11 +110,11 @@ def test_every_pass_prints():
     saxpy, reduce_loss, loop, f64 = (ks[n][0] for n in ('saxpy', 'reduce_loss', 'runtime_loop',
                                                       'float64'))
     assert 'sin(' in saxpy.ir(2.0) and saxpy.ir(2.0) == saxpy.ir(2.0, after='split_tasks')
-    assert 'field=x.grad' in saxpy.ir(2.0, after='adjoint')
+    assert 'buf=x.grad' in saxpy.ir(2.0, after='adjoint')
     assert saxpy.ir(2.0, after='adjoint') == saxpy.grad.ir(2.0)
-    assert 'field=x.dual' in saxpy.ir(2.0, after='tangent')
+    assert 'buf=x.dual' in saxpy.ir(2.0, after='tangent')
     hvp = saxpy.grad.ir(2.0, after='tangent')
-    assert 'field=y.grad.dual' in hvp and 'field=x.grad.dual' in hvp
+    assert 'buf=y.grad.dual' in hvp and 'buf=x.grad.dual' in hvp
     # f64 sin has no native instruction: lowering expands it
     assert 'f64 = sin(' in f64.ir() and 'f64 = sin(' not in f64.ir(after='lower')
     assert 'wg_sum' not in reduce_loss.ir(after='lower')

@@ -1,14 +1,16 @@
 """API stage: a compiled kernel instance. Builds the compiler's options from ti.init's config and
-the device, runs the pipeline (vkdiff/compiler.py: passes -> codegen), makes the device pipelines
-and launches the tasks, recording one dispatch per task into the runtime's batch."""
+the device, runs the pipeline (vkdiff/compiler.py: passes -> codegen), binds the Buffers each
+task names to device storage (lang.binding), makes the device pipelines and launches the tasks,
+recording one dispatch per task into the runtime's batch."""
 import struct
 
 from .. import compiler
 from .. import types as T
 from ..codegen import tools
 from ..codegen.spirv import PushLayout
+from ..passes.host_eval import host_eval
 from ..errors import KernelArgumentError, VkdiffError
-from . import loop_guard, state
+from . import binding, loop_guard, state
 from .convert import arg_converter
 
 
@@ -19,7 +21,7 @@ class CompiledTask:
         self.code = code
         self.task = code.task
         self.per_thread, self.min_groups = code.per_thread, code.min_groups
-        self.fields = code.fields
+        self.fields = code.buffers
         self.read_fields, self.write_fields = code.read_fields, code.write_fields
         self.total, self.local_size = code.total, code.local_size
         self.asm, self.binary = code.asm, code.binary
@@ -30,9 +32,10 @@ class CompiledTask:
             self.fixed = self.groups(())
 
     def bind(self, rt, push):
-        self.reads = [f.storage for f in self.read_fields]
-        self.writes = [f.storage for f in self.write_fields]
-        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], self.binary,
+        self.reads = [binding.storage_for(b) for b in self.read_fields]
+        self.writes = [binding.storage_for(b) for b in self.write_fields]
+        self.algo = rt.device.algorithm([binding.storage_for(b).buf for b in self.fields],
+                                        self.binary,
                                         push.size)
 
     def groups(self, args):
@@ -43,7 +46,7 @@ class CompiledTask:
             return 1
         if self.fixed is not None:
             return self.fixed
-        n = _host_eval(self.total, args, True)
+        n = host_eval(self.total, args, binding.host_load)
         if n is None:
             return min(self.min_groups, self.max_groups) if self.per_thread > 1 else self.max_groups
         size = self.local_size
@@ -93,47 +96,6 @@ def reduction_groups(rt):
     return 64 if _is_cpu_driver(rt) else 1024
 
 
-_HOST_OPS = {'add': lambda a, b: a + b, 'sub': lambda a, b: a - b, 'mul': lambda a, b: a * b,
-             'floordiv': lambda a, b: a // b if b else None,
-             'mod': lambda a, b: a % b if b else None, 'max': max, 'min': min,
-             'cast': lambda a: int(a)}
-
-
-def _host_eval(s, args, loads=False):
-    """The value of the integer expression s (a loop's trip count) on the host at launch, or
-    None where it needs the device: constants, kernel arguments, pure integer arithmetic, and
-    loads from fields whose host copy is current (`n = num_particles[None]` set from Python)."""
-    op = s.op
-    if op == 'const':
-        return s.attrs['value']
-    if op == 'arg':
-        return int(args[s.attrs['index']])
-    if op == 'gload':
-        return _host_load(s, args) if loads else None
-    f = _HOST_OPS.get(op)
-    if f is None:
-        return None
-    vals = [_host_eval(a, args, loads) for a in s.args]
-    if any(v is None for v in vals):
-        return None
-    return f(*vals)
-
-
-def _host_load(s, args):
-    field = s.field
-    st = field._storage
-    if st is None or st.state == 'device' or getattr(field, 'is_temporary', False):
-        return None  # the device copy is newer (or the field is a kernel's own temporary)
-    flat = 0
-    for ix, n in zip(s.args, field.shape):
-        k = _host_eval(ix, args, True)
-        if k is None or not 0 <= k < n:
-            return None
-        flat = flat * n + k
-    v = st.host.reshape(-1)[flat * field.ncomp + s.attrs.get('comp', 0)]
-    return v.item() if field.dtype.is_float else int(v)
-
-
 def compile_options():
     """The compiler's options for this program: the device's features, limits and launch
     geometry, and ti.init's settings (a program set up without a device uses its fixed
@@ -146,9 +108,7 @@ def compile_options():
                     default_fp=T.Defaults.fp, default_ip=T.Defaults.ip, print_ir=printed)
     if state.offline is not None:
         import dataclasses
-        opts = state.offline
-        status = opts.loop_status or _offline_status
-        return dataclasses.replace(opts, loop_status=status, **settings)
+        return dataclasses.replace(state.offline, **settings)
     rt = state.runtime()
     cpu = _is_cpu_driver(rt)
     per, min_groups = _cpu_geometry(rt)
@@ -157,15 +117,6 @@ def compile_options():
         iters_per_thread=per, min_groups=min_groups, max_groups=_max_groups(rt),
         reduction_groups=reduction_groups(rt), loop_status=lambda: loop_guard.status_field(rt),
         **settings)
-
-
-def _offline_status():
-    """Without a device: a loop-status field of the program's own (never read back)."""
-    if state.offline_status is None or state.offline_status._generation != state.generation:
-        from .field import Field
-        state.offline_status = Field('i32', (), name='loop_limit_status')
-        state.offline_status.is_temporary = True
-    return state.offline_status
 
 
 class TaskList:
@@ -259,3 +210,13 @@ class CompiledKernel(TaskList):
             adj.overflow_flags = flags
             self._adjoint = adj
         return self._adjoint
+
+
+def check_overflow(tasklist):
+    """After an adjoint launch with run-time sized per-iteration storage: was it enough?"""
+    for f in tasklist.overflow_flags:
+        if binding.storage_for(f).for_host_read()[()]:
+            from ..errors import AutodiffError, located
+            raise located(AutodiffError, 'a loop ran more iterations than ti.init(ad_stack_size='
+                          f'{state.config.get("ad_stack_size")}) can store for its adjoint: the '
+                          'gradient would be wrong. Raise ad_stack_size.', f.meta['overflow_loc'])

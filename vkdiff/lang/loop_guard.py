@@ -1,12 +1,12 @@
 """API stage glue for passes/loop_limit.py: on a driver with a loop limiter (lavapipe), the
-pass guards a task's loops with the runtime's loop-status field made here, and the sync that
+pass guards a task's loops with the runtime's loop-status Buffer made here, and the sync that
 reads a nonzero status back raises `LoopLimitError`."""
 from ..errors import LoopLimitError, located
 from ..passes import loop_limit
 
 
 def status_field(rt):
-    """The runtime's loop-status field (made on first use): the loop limit pass's guards store
+    """The runtime's loop-status Buffer (made on first use): the loop limit pass's guards store
     the code of a loop the limiter ended into it; `_check` reads it back at each sync."""
     return _flag(rt)
 
@@ -14,10 +14,11 @@ def status_field(rt):
 def _flag(rt):
     f = getattr(rt, 'loop_flag', None)
     if f is None:
-        from .field import Field
-        f = rt.loop_flag = Field('i32', (), name='loop_limit_status')
-        f.is_temporary = True
-        st = f.storage
+        from .. import ir
+        from .. import types as T
+        from .binding import temp_storage
+        f = rt.loop_flag = ir.Buffer('loop_limit_status', T.i32, (), role='temp')
+        st = temp_storage(f)
         rt.status_checks.append((st, lambda: _check(st)))
     return f
 

@@ -9,11 +9,11 @@ from .. import types as T
 
 generation = 0
 fields = []
+temps = {}   # ir.Buffer -> Storage of the compiler's temporaries (lang.binding)
 _runtime = None
 config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': (),
           'print_ir': frozenset(), 'ad_stack_size': 0}
 offline = None  # the compiler.CompileOptions of a program set up without a device (init_offline)
-offline_status = None  # its loop-status field (lang.compiled._offline_status)
 tape = None  # the active Tape, if any
 fwd = None   # the active FwdMode, if any
 
@@ -106,6 +106,7 @@ def reset():
     for f in fields:
         f._storage = None
     fields.clear()
+    temps.clear()
     tape = fwd = None
     if _runtime is not None:
         rt, _runtime = _runtime, None
