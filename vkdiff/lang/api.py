@@ -1,10 +1,13 @@
 """API stage: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
 math), usable in Python scope too where that makes sense."""
 from .. import types as T
+from ..errors import TaichiSyntaxError
 from ..frontend import ops
 from ..frontend.builder import Grouped, NDRange, Static
 from ..frontend.context import Value, emit, error, current
 from . import state
+from .field import Field
+from .matrix import Vector
 
 
 def static(x, *xs):
@@ -13,13 +16,10 @@ def static(x, *xs):
         return tuple(static(v) for v in (x,) + xs)
     if current() is None:
         return x
-    from .field import Field  # iterable only to say that it is not, in Python scope
     if isinstance(x, Grouped):  # ti.static(ti.grouped(ti.ndrange(...))): unrolled index vectors
         if not isinstance(x.target, NDRange):
-            from ..errors import TaichiSyntaxError
             raise error("Only 'ti.ndrange' is allowed in 'ti.static(ti.grouped(...))'.",
                         TaichiSyntaxError)
-        from .matrix import Vector
         return Static([Vector(list(i)) for i in x.target])
     if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
             not isinstance(x, (str, Field)):
@@ -38,7 +38,6 @@ def ndrange(*bounds):
 
 def grouped(x):
     if current() is None:
-        from .field import Field
         import itertools
         if isinstance(x, Field):
             off = x.offset or (0,) * len(x.shape)
