@@ -50,24 +50,24 @@ class GlobalMemory:
         return f.dtype
 
     def gen_gload(self, s):
-        if s.field.dtype.is_narrow:
+        if s.buf.dtype.is_narrow:
             return narrow.load(self, s)
         vec = self.vector_load(s)
         if vec is not None:
             return self.op('OpCompositeExtract', self.t(s.dtype), vec, str(s.attrs.get('comp', 0)))
         ptr = self.element_ptr(s)
-        v = self.op('OpLoad', self.t(self.storage_type(s.field)), ptr)
-        return self.from_storage(s.field, v)
+        v = self.op('OpLoad', self.t(self.storage_type(s.buf)), ptr)
+        return self.from_storage(s.buf, v)
 
     def gen_gstore(self, s):
-        if s.field.dtype.is_narrow:
+        if s.buf.dtype.is_narrow:
             narrow.store(self, s)
             return
         ptr = self.element_ptr(s)
-        self.emit(f'OpStore {ptr} {self.to_storage(s.field, self.values[s.value_arg])}')
+        self.emit(f'OpStore {ptr} {self.to_storage(s.buf, self.values[s.value_arg])}')
 
     def element_ptr(self, s):
-        f = s.field
+        f = s.buf
         i32 = self.t(T.i32)
         idx = None
         for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
@@ -87,7 +87,7 @@ class GlobalMemory:
     def vector_load(self, s):
         """Components of one vec2/vec4 field element read in the same block share one vector
         load (through a second, vector-typed view of the same binding)."""
-        f = s.field
+        f = s.buf
         if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
                 s.attrs.get('comp', 0) < 0 or f in self.vec_written:
             return None

@@ -28,7 +28,7 @@ class TaskCodegen(GlobalMemory):
         # float fields that need integer views for compare-exchange atomics
         self.int_view = set(float_atomic_fallback)
         self.vec_loads = {}
-        self.vec_written = {s.field for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
+        self.vec_written = {s.buf for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
 
     # ------------------------------------------------------------ helpers
     def fail(self, s, msg):
@@ -79,9 +79,9 @@ class TaskCodegen(GlobalMemory):
         read, written = set(), set()
         for s in ir.walk(self.task.body):
             if s.op in ('gload', 'atomic'):
-                read.add(s.field)
+                read.add(s.buf)
             if s.op in ('gstore', 'atomic'):
-                written.add(s.field)
+                written.add(s.buf)
         for k, f in enumerate(self.fields):
             et = self.storage_type(f)
             blk = m.buffer_block(m.scalar(et), et.nbytes)

@@ -54,6 +54,9 @@ def cast(x, dtype):
     return current().cast(x, dtype)
 
 
+T.set_cast(cast)  # `ti.f32(x)`: types.py sits below the frontend
+
+
 def to_bool(x):
     """Truth value of a run-time scalar as u1."""
     if isinstance(x, Value):
