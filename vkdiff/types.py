@@ -133,9 +133,10 @@ def template():
     return Template()
 
 
-def ndarray(*args, **kwargs):
-    from .errors import CompileError
-    raise CompileError('ndarray arguments are not supported by vkdiff; use fields')
+def ndarray(dtype=None, ndim=None, **kwargs):
+    """`ti.types.ndarray(dtype=None, ndim=None)`: the annotation of an ndarray kernel parameter."""
+    from .lang.ndarray import NdarrayType
+    return NdarrayType(dtype, ndim, **kwargs)
 
 
 def vector(n, dtype):

@@ -73,6 +73,8 @@ def reset():
     for f in fields:
         f._storage = None
     fields.clear()
+    from .ndarray import reset_all
+    reset_all()
     tape = fwd = None
     if _runtime is not None:
         rt, _runtime = _runtime, None
