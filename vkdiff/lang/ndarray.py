@@ -60,8 +60,11 @@ class Ndarray(Field):
     """A dense array of scalars, vectors (`elem_shape=(n,)`) or matrices (`(n, m)`) in device
     memory. Not registered in the program's field list: it is freed when Python drops it."""
 
+    _shape = None  # a plain attribute (a Field's lives in its ir.Buffer)
+
     def __init__(self, dtype, shape, elem_shape=(), needs_grad=False, name=None):
-        # (Field.__init__ is not called: an ndarray is not a global field)
+        # (Field.__init__ is not called: an ndarray is not a global field and has no Buffer of
+        # its own; kernels see it through the Buffer of the parameter it is passed to)
         self.dtype = T.resolve(dtype)
         if self.dtype is T.u1:
             self.dtype = T.i32
@@ -82,6 +85,13 @@ class Ndarray(Field):
             g = type(self)(self.dtype, self._shape, self.elem_shape, name=f'{self.name}.grad')
             g.is_grad_of = self
             self._grad = g
+
+    @property
+    def buffer(self):
+        from ..errors import CompileError
+        raise CompileError(f'{self.name} is an ndarray: a kernel takes it as an argument '
+                           '(annotate the parameter ti.types.ndarray()); it cannot be used as a '
+                           'global or a template')
 
     # ---------------------------------------------------------------- storage
     def _unplaced(self, kind):
