@@ -87,6 +87,10 @@ class Ndarray(Field):
             self._grad = g
 
     @property
+    def shape(self):
+        return self._shape
+
+    @property
     def buffer(self):
         from ..errors import CompileError
         raise CompileError(f'{self.name} is an ndarray: a kernel takes it as an argument '
