@@ -139,7 +139,7 @@ def _tensor_arg(kir, em, tt, name):
         idx = len(kir.arg_types)
         kir.arg_types.append(dt)
         kir.arg_names.append(f'{name}[{k}]')
-        vals.append(Value(em.emit(ir.Stmt('arg', dt, attrs={'index': idx}))))
+        vals.append(Value(em.insert(ir.Stmt('arg', dt, attrs={'index': idx}))))
     if len(shape) == 1:
         return Matrix._new(vals, shape[0], 1, 1)
     return Matrix._new(vals, shape[0], shape[1], 2)
@@ -235,7 +235,7 @@ class Kernel:
                     idx = len(kir.arg_types)
                     kir.arg_types.append(kind)
                     kir.arg_names.append(p.name)
-                    fb.scopes[0][p.name] = Value(em.emit(ir.Stmt('arg', kind, attrs={'index': idx})))
+                    fb.scopes[0][p.name] = Value(em.insert(ir.Stmt('arg', kind, attrs={'index': idx})))
             fb.build_body(fb.fdef.body)
         return kir
 
