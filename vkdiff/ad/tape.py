@@ -132,7 +132,7 @@ def _adjoint_tangent(kernel, args):
     adjoint = inst.adjoint()
     adjoint.tangent().launch(rargs)
     if adjoint.overflow_flags:
-        from ..autodiff.reverse import check_overflow
+        from ..lang.compiled import check_overflow
         check_overflow(adjoint)
 
 

@@ -5,7 +5,10 @@ import builtins
 
 from .. import ir
 from .. import types as T
+from ..lang.field import Field
+from ..lang.matrix import Vector
 from . import ops
+from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
 from .context import Value, emit, error, current
 
 
@@ -38,8 +41,6 @@ def _target_names(target):
 
 
 def build_for(fb, node):
-    from .builder import Static, NDRange, Grouped
-    from ..lang.field import Field
     if node.orelse:
         raise error('for ... else is not supported')
     config, current().loop_config = current().loop_config, None  # ti.loop_config: this loop only
@@ -81,7 +82,6 @@ def build_for(fb, node):
 
 def _bind_indices(fb, names, idx, grouped):
     if grouped:
-        from ..lang.matrix import Vector
         fb.scopes[-1][names[0]] = Vector(idx)
     else:
         for n, v in zip(names, idx):
@@ -165,7 +165,6 @@ def _serial_for(fb, node, names, dims, grouped):
 
 
 def _static_for(fb, node, iterable):
-    from .builder import _StaticBreak, _StaticContinue
     names = _target_names(node.target)
     fb.static_depth += 1
     fb.loops.append(('static', len(current().blocks)))
