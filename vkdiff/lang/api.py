@@ -1,10 +1,13 @@
 """API stage: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
 math), usable in Python scope too where that makes sense."""
 from .. import types as T
+from ..errors import TaichiSyntaxError
 from ..frontend import ops
 from ..frontend.builder import Grouped, NDRange, Static
 from ..frontend.context import Value, emit, error, current
 from . import state
+from .field import Field
+from .matrix import Vector
 
 
 def static(x, *xs):
@@ -13,7 +16,11 @@ def static(x, *xs):
         return tuple(static(v) for v in (x,) + xs)
     if current() is None:
         return x
-    from .field import Field  # iterable only to say that it is not, in Python scope
+    if isinstance(x, Grouped):  # ti.static(ti.grouped(ti.ndrange(...))): unrolled index vectors
+        if not isinstance(x.target, NDRange):
+            raise error("Only 'ti.ndrange' is allowed in 'ti.static(ti.grouped(...))'.",
+                        TaichiSyntaxError)
+        return Static([Vector(list(i)) for i in x.target])
     if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
             not isinstance(x, (str, Field)):
         return Static(list(x) if isinstance(x, NDRange) else x)
@@ -22,13 +29,15 @@ def static(x, *xs):
     return x
 
 
+static._vkdiff_static_scope = True  # the frontend builds its arguments in static scope
+
+
 def ndrange(*bounds):
     return NDRange(*bounds)
 
 
 def grouped(x):
     if current() is None:
-        from .field import Field
         import itertools
         if isinstance(x, Field):
             off = x.offset or (0,) * len(x.shape)
@@ -82,6 +91,9 @@ def static_assert(cond, msg=None):
         raise error('ti.static_assert needs a compile-time condition')
     if not cond:
         raise error(f'static assertion failed{": " + str(msg) if msg else ""}')
+
+
+static_assert._vkdiff_static_scope = True
 
 
 def static_print(*args, **kwargs):

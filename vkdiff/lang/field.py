@@ -70,10 +70,11 @@ class Field:
 
     @property
     def shape(self):
-        if self._shape is None:
+        shape = self.buffer.shape
+        if shape is None:
             raise VkdiffError(f'field {self.name} has no shape yet: place it with '
                               'ti.root.dense(ti.i, n).place(x) or ti.root.place(x)')
-        return self._shape
+        return shape
 
     @property
     def n(self):

@@ -4,8 +4,8 @@ only ever see scalars); in Python scope they are numbers."""
 import numpy as np
 
 from ..frontend import ops
-from ..errors import VkdiffIndexError
-from ..frontend.context import Arithmetic, error
+from ..errors import TaichiIndexError, TaichiTypeError, VkdiffIndexError
+from ..frontend.context import Arithmetic, _binop, current, error, Value
 
 
 class Matrix(Arithmetic):
@@ -88,7 +88,6 @@ class Matrix(Arithmetic):
                 key = key[0]
             else:
                 if len(key) != 2 or self.ndim != 2:
-                    from ..errors import TaichiIndexError
                     raise error(f'Expected {self.ndim} indices, got {len(key)} (indexing a '
                                 f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
                 i, j = (int(_static_index(k)) for k in key)
@@ -105,7 +104,17 @@ class Matrix(Arithmetic):
             raise _index_error(f'index {i} out of range for a {self.n}-vector')
         return i
 
+    def _check_index_count(self, key):
+        """Taichi's rule in a kernel: a matrix takes two indices, a vector one (a located
+        TaichiIndexError, a TaichiCompilationError). Python scope also takes m[i] as row i."""
+        count = len(key) if isinstance(key, tuple) else 1
+        if count != self.ndim and current() is not None:
+            raise error(f'Expected {self.ndim} indices, got {count} (indexing a '
+                        f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
+
     def __getitem__(self, key):
+        key = flatten_key(key)
+        self._check_index_count(key)
         if _is_runtime(key):
             return self._dynamic_get(key)
         if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
@@ -124,6 +133,8 @@ class Matrix(Arithmetic):
         return acc
 
     def __setitem__(self, key, value):
+        key = flatten_key(key)
+        self._check_index_count(key)
         self.entries[self._flat(key)] = value
 
     def _swizzle(i):
@@ -179,6 +190,13 @@ class Matrix(Arithmetic):
 
     def __abs__(self):
         return self._map(lambda e: ops.unary('abs', e))
+
+    def __invert__(self):
+        return self._map(lambda e: ops.unary('bnot', e))
+
+    # shifts, entry by entry (Taichi's common_ops); `<<=`/`>>=` fall back to them
+    __lshift__, __rlshift__ = _binop('shl'), _binop('shl', True)
+    __rshift__, __rrshift__ = _binop('shr'), _binop('shr', True)
 
     def __matmul__(self, other):
         if not isinstance(other, Matrix):
@@ -258,7 +276,6 @@ class Matrix(Arithmetic):
         return _reduce(lambda a, b: ops.binary('min', a, b), self.entries)
 
     def _square(self, what, limit=5):
-        from ..errors import TaichiTypeError
         if self.ndim != 2 or self.n != self.m:
             raise error(f'{what}: expected a square matrix, got shape {self.get_shape()}',
                         TaichiTypeError)
@@ -272,7 +289,6 @@ class Matrix(Arithmetic):
 
     def transpose(self):
         if self.ndim == 1:
-            from ..errors import TaichiTypeError
             raise error('`transpose()` cannot apply to a vector. If you want something like '
                         '`a @ b.transpose()`, write `a.outer_product(b)` instead.', TaichiTypeError)
         return Matrix([[self.entries[i * self.m + j] for i in range(self.n)] for j in range(self.m)])
@@ -359,8 +375,16 @@ def _truth(e):
     return ops.binary('ne', e, 0) if hasattr(e, 'stmt') else bool(e)
 
 
+def flatten_key(key):
+    """An index vector counts as its entries: `m[I]` with I = ti.Vector([i, j]) is m[i, j]."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, Matrix) for k in keys):
+        return key
+    flat = tuple(e for k in keys for e in (k.entries if isinstance(k, Matrix) else (k,)))
+    return flat[0] if len(flat) == 1 else flat
+
+
 def _is_runtime(key):
-    from ..frontend.context import Value
     keys = key if isinstance(key, tuple) else (key,)
     return any(isinstance(k, Value) for k in keys)
 
@@ -379,15 +403,12 @@ def dynamic_flat_index(key, n, m, ndim):
 
 def _index_error(message):
     """In a kernel a located TaichiIndexError (a CompileError); in Python scope an IndexError."""
-    from ..errors import TaichiIndexError
-    from ..frontend.context import current
     return error(message, TaichiIndexError) if current() is not None else VkdiffIndexError(message)
 
 
 def _static_index(k):
     if isinstance(k, (int, np.integer)):
         return k
-    from ..errors import TaichiTypeError
     raise error('a local vector or matrix can only be indexed with compile-time integers '
                 '(use ti.static(range(n)) to loop over components)', TaichiTypeError)
 
