@@ -5,6 +5,8 @@ import numpy as np
 
 from .. import types as T
 
+LOCAL_SIZE = 128  # invocations per workgroup of a parallel task
+
 
 class Module:
     def __init__(self):

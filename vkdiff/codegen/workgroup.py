@@ -1,7 +1,7 @@
 """Codegen: workgroup-level pieces — built-in invocation ids and the workgroup sum used by
 reductions (subgroup arithmetic where enabled, a shared-memory tree otherwise)."""
 from .. import types as T
-from .spirv import LOCAL_SIZE
+from .module import LOCAL_SIZE
 
 
 def builtin_x(cg, name):

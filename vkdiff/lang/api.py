@@ -1,11 +1,13 @@
 """API stage: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
 math), usable in Python scope too where that makes sense."""
 from .. import types as T
+from ..errors import TaichiSyntaxError
 from ..frontend import ops
 from ..frontend.builder import Grouped, NDRange, Static
 from ..frontend.context import Value, emit, error, current
 from . import state
 from .field import Field
+from .matrix import Vector
 
 
 def static(x, *xs):
@@ -14,12 +16,20 @@ def static(x, *xs):
         return tuple(static(v) for v in (x,) + xs)
     if current() is None:
         return x
+    if isinstance(x, Grouped):  # ti.static(ti.grouped(ti.ndrange(...))): unrolled index vectors
+        if not isinstance(x.target, NDRange):
+            raise error("Only 'ti.ndrange' is allowed in 'ti.static(ti.grouped(...))'.",
+                        TaichiSyntaxError)
+        return Static([Vector(list(i)) for i in x.target])
     if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
             not isinstance(x, (str, Field)):
         return Static(list(x) if isinstance(x, NDRange) else x)
     if isinstance(x, Value):
         raise error('ti.static() needs a compile-time value, got a run-time one')
     return x
+
+
+static._vkdiff_static_scope = True  # the frontend builds its arguments in static scope
 
 
 def ndrange(*bounds):
@@ -81,6 +91,9 @@ def static_assert(cond, msg=None):
         raise error('ti.static_assert needs a compile-time condition')
     if not cond:
         raise error(f'static assertion failed{": " + str(msg) if msg else ""}')
+
+
+static_assert._vkdiff_static_scope = True
 
 
 def static_print(*args, **kwargs):
