@@ -45,6 +45,7 @@ class TaskCodegen(GlobalMemory):
     def label(self, lbl):
         self.lines.append(f'{lbl} = OpLabel')
         self.terminated = False
+        self.m.at_line = None  # (an OpLine holds to the end of its block)
 
     def branch(self, lbl):
         if not self.terminated:
@@ -158,6 +159,7 @@ class TaskCodegen(GlobalMemory):
         for s in stmts:
             if self.terminated:
                 return  # code after break/continue is dead
+            self.lines += self.m.line_change(s.loc)  # OpLine: the user's line
             self.gen(s)
 
     def gen_parfor(self, s):
