@@ -12,6 +12,7 @@ from .lang.state import init, reset
 from .lang.field import (field, Field, SNode, axes, i, j, k, l, ij, ik, il, jk, jl, kl, ijk, ijl, ikl,
                          jkl, ijkl)
 from .lang.matrix import Matrix, Vector
+from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
 from .lang.struct import Struct, StructField, dataclass
 from .lang.kernel import kernel, func, template, Kernel, data_oriented
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
