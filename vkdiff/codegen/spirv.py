@@ -45,6 +45,7 @@ class TaskCodegen(GlobalMemory):
     def label(self, lbl):
         self.lines.append(f'{lbl} = OpLabel')
         self.terminated = False
+        self.m.at_line = None  # (an OpLine holds to the end of its block)
 
     def branch(self, lbl):
         if not self.terminated:
@@ -158,6 +159,7 @@ class TaskCodegen(GlobalMemory):
         for s in stmts:
             if self.terminated:
                 return  # code after break/continue is dead
+            self.lines += self.m.line_change(s.loc)  # OpLine: the user's line
             self.gen(s)
 
     def gen_parfor(self, s):
@@ -271,8 +273,8 @@ class TaskCodegen(GlobalMemory):
 
     def gen_table_op(self, s):
         o = optable.OPS[s.op]
-        if s.dtype is T.f64 and o.f64 is not None:
-            raise self.fail(s, f'internal: f64 {s.op} must be lowered before codegen')
+        if o.spirv is None or (s.dtype is T.f64 and o.f64 is not None):
+            raise self.fail(s, f'internal: {s.dtype} {s.op} must be lowered before codegen')
         v = arith.lower(self, s, o.spirv, [self.values[x] for x in s.args])
         return narrow.narrow(self, s.dtype, v) if s.dtype.is_narrow else v
 

@@ -84,6 +84,12 @@ class Matrix(Arithmetic):
         from .field import make_field
         return make_field(dtype, shape, (n, m), needs_grad, needs_dual, name, kw.get('offset'))
 
+    @classmethod
+    def ndarray(cls, n, m, dtype, shape, needs_grad=False, **kw):
+        """`ti.Matrix.ndarray(n, m, dtype, shape)`."""
+        from .ndarray import matrix_ndarray
+        return matrix_ndarray(n, m, dtype, shape, needs_grad, **kw)
+
     # ------------------------------------------------------------ access
     def _flat(self, key):
         if isinstance(key, tuple):
@@ -355,6 +361,12 @@ class Vector(Matrix):
     def field(cls, n, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         from .field import make_field
         return make_field(dtype, shape, (n,), needs_grad, needs_dual, name, kw.get('offset'))
+
+    @classmethod
+    def ndarray(cls, n, dtype, shape, needs_grad=False, **kw):
+        """`ti.Vector.ndarray(n, dtype, shape)`."""
+        from .ndarray import vector_ndarray
+        return vector_ndarray(n, dtype, shape, needs_grad, **kw)
 
     @staticmethod
     def zero(dt, n):

@@ -397,6 +397,15 @@ class StructField:
         return {k: m.to_numpy(dtype) if not isinstance(m, StructField) else m.to_numpy(dtype)
                 for k, m in self._members.items()}
 
+    def to_torch(self, device=None):
+        """A dict of torch tensors, one per member."""
+        from .torch_io import to_torch
+        return {k: v if isinstance(v, dict) else to_torch(v, device)
+                for k, v in self.to_numpy().items()}
+
+    def from_torch(self, tensors):
+        self.from_numpy(tensors)
+
     def from_numpy(self, arrs):
         """A dict (or Struct) of arrays, one per member it names; every array is converted and
         checked before any member is written."""
