@@ -171,6 +171,10 @@ op('tanh', 1, 'float', np.tanh, S.tanh, f64=F.tanh, rules=linear(lambda b, x, y:
 op('floor', 1, 'float', np.floor, 'Floor', rules=ZERO, api=_F)
 op('ceil', 1, 'float', np.ceil, 'Ceil', rules=ZERO, api=_F)
 op('round', 1, 'float', np.round, 'RoundEven', f64=F.round, rules=ZERO)
+op('log2', 1, 'float', np.log2, 'Log2', f64=F.log2,
+   rules=linear(lambda b, x, y: 1.0 / (x * LN2)), api=('ti',))
+op('expm1', 1, 'float', np.expm1, None, lower=_expm1_f32, f64=F.expm1,
+   rules=linear(lambda b, x, y: y + 1.0), api=_F)
 
 op('add', 2, 'same', np.add, ('OpFAdd', 'OpIAdd', 'OpIAdd'), fold=operator.add,
    rules=(lambda b, a, y, d: _sum(d[0], d[1]), lambda b, a, y, g: [g, g]))

@@ -92,7 +92,8 @@ def test_select_rules():
 
 def test_every_op_is_declared_completely():
     for name, o in optable.OPS.items():
-        assert o.arity in (1, 2) and o.host is not None and o.spirv is not None, name
+        assert o.arity in (1, 2) and o.host is not None, name
+        assert o.spirv is not None or o.lower is not None, name     # codegen, or lowered before
         assert (o.jvp is None) == (o.vjp is None), name
         if o.typing in FLOAT_TYPINGS:
             assert o.differentiable, name

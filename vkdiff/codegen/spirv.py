@@ -273,8 +273,8 @@ class TaskCodegen(GlobalMemory):
 
     def gen_table_op(self, s):
         o = optable.OPS[s.op]
-        if s.dtype is T.f64 and o.f64 is not None:
-            raise self.fail(s, f'internal: f64 {s.op} must be lowered before codegen')
+        if o.spirv is None or (s.dtype is T.f64 and o.f64 is not None):
+            raise self.fail(s, f'internal: {s.dtype} {s.op} must be lowered before codegen')
         v = arith.lower(self, s, o.spirv, [self.values[x] for x in s.args])
         return narrow.narrow(self, s.dtype, v) if s.dtype.is_narrow else v
 

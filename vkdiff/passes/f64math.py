@@ -523,3 +523,21 @@ def tan(b, x):
 
 def round(b, x):
     return b.round(x)
+
+
+def log2(b, x):
+    """log2 as pow computes it (_log2_dd: t1 + t2 in extra precision), so exact at powers of 2."""
+    ok = b.land(b.gt(x, 0.0), b.isfinite(x))
+    t1, t2 = _log2_dd(b, b.select(ok, x, 1.0))
+    res = b.select(b.isinf(x), INF, b.add(t1, t2))
+    res = b.select(b.lt(x, 0.0), NAN, res)
+    res = b.select(b.eq(x, 0.0), -INF, res)            # +-0
+    return b.select(b.isnan(x), x, res)
+
+
+def expm1(b, x):
+    """fdlibm's expm1 on [-60, 60]; beyond, exp(x) (to which exp(x) - 1 rounds) and -1."""
+    res = _expm1(b, b.min(b.max(x, -60.0), 60.0))
+    res = b.select(b.gt(x, 60.0), _exp(b, x), res)
+    res = b.select(b.lt(x, -60.0), -1.0, res)
+    return b.select(b.lor(b.isnan(x), b.eq(x, 0.0)), x, res)   # NaN, +-0 unchanged

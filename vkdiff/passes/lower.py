@@ -6,7 +6,7 @@ from .. import ir
 from .. import optable
 from .. import types as T
 from ..errors import CompileError, located
-from ..irbuild import Builder
+from ..irbuild import Builder, building
 from .f64math import F64Ops
 
 F64_LOWERED = optable.F64_LOWERED
@@ -29,14 +29,16 @@ def lowering(s):
 
 
 def lower_stmt(stmt, fn):
-    """Replace `stmt` in place by the IR `fn(builder, *operands)` builds; `stmt` becomes its last
-    operation, so its users are unchanged."""
+    """Replace `stmt` in place by the IR `fn(builder, *operands)` builds (operands as irbuild
+    Values, Python operators emitting into `builder`); `stmt` becomes its last operation, so its
+    users are unchanged."""
     block = ir.Block()
     if stmt.dtype is T.f64:
         b = F64Builder(block, stmt.loc, stmt.args[0])
     else:
         b = Builder(block, loc=stmt.loc, default_fp=stmt.dtype)
-    result = b.value(fn(b, *stmt.args), stmt.dtype).stmt
+    with building(b):  # operands are Values: the lowering may use Python operators
+        result = b.value(fn(b, *[b.V(a) for a in stmt.args]), stmt.dtype).stmt
     if block.stmts and block.stmts[-1] is result and result.dtype is stmt.dtype:
         block.stmts.pop()                     # stmt takes over the final operation
         stmt.op, stmt.args, stmt.attrs = result.op, list(result.args), dict(result.attrs)
