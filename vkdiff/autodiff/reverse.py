@@ -328,8 +328,8 @@ class Reverser:
         elif optable.has_rule(op):
             for a in s.args:
                 if a.op == 'random':
-                    raise _err(s, 'ti.random() feeds a differentiable value: the adjoint cannot '
-                               'replay the same random numbers')
+                    raise _err(s, 'ti.random() feeds a differentiable value (RandStmt not supported): '
+                               'the adjoint cannot replay the same random numbers')
             grads = optable.vjp(self.b, op, [self.v(a) for a in s.args], self.v(s), g)
             for a, ga in zip(s.args, grads):
                 if a in self.active:
@@ -420,9 +420,9 @@ def _check_random(body, active):
             bad = any(x in active or (x.op == 'store' and x.args[0] in active)
                       for b in s.blocks for x in ir.walk(b))
         if bad:
-            raise _err(s, 'ti.random() decides a differentiable value here, and the adjoint '
-                       'cannot replay the same random numbers; draw them in a separate kernel '
-                       'into a field and read that')
+            raise _err(s, 'ti.random() decides a differentiable value here (RandStmt not supported): '
+                       'the adjoint cannot replay the same random numbers; draw them in a '
+                       'separate kernel into a field and read that')
 
 
 def prepare_temporaries(tasks):
