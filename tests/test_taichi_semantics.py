@@ -613,3 +613,15 @@ def test_fill_writes_through_locals_and_members():
 
     assert k() == 21
     np.testing.assert_array_equal(x.b.to_numpy(), np.repeat(np.arange(4), 3).reshape(4, 3))
+
+
+def test_a_field_is_no_operand():
+    x = ti.field(int, shape=())
+
+    @ti.kernel
+    def k():
+        a = ti.Vector([1, 1, 1])
+        b = a * x
+
+    with pytest.raises(ti.TaichiTypeError, match="unsupported operand type.*'mul'.*'Field'"):
+        k()
