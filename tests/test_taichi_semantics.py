@@ -625,3 +625,23 @@ def test_a_field_is_no_operand():
 
     with pytest.raises(ti.TaichiTypeError, match="unsupported operand type.*'mul'.*'Field'"):
         k()
+
+
+def test_fields_take_up_to_twelve_indices():
+    assert ti._lib.core.get_max_num_indices() == 12
+    d = 12
+    x = ti.Vector.field(2, dtype=ti.i32, shape=(2,) * d)
+
+    @ti.kernel
+    def fill():
+        for I in ti.grouped(x):
+            x[I] += ti.Vector([I.sum(), I[0]])
+
+    x[(1,) * d][0] = 5
+    fill()
+    idx = np.indices((2,) * d)
+    want = np.stack([idx.sum(0), idx[0]], -1)
+    want[(1,) * d + (0,)] += 5
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    with pytest.raises(ValueError, match='at most 12 dimensions'):
+        ti.field(ti.f32, shape=(1,) * 13)
