@@ -645,3 +645,43 @@ def test_fields_take_up_to_twelve_indices():
     np.testing.assert_array_equal(x.to_numpy(), want)
     with pytest.raises(ValueError, match='at most 12 dimensions'):
         ti.field(ti.f32, shape=(1,) * 13)
+
+
+def test_ndrange_argument_rules():
+    a, b = np.int64(1), np.int32(4)
+
+    @ti.kernel
+    def ok(n: ti.i32) -> ti.i32:
+        s = 0
+        for i, j in ti.ndrange((a, b), n):
+            s += i * j
+        return s
+
+    assert ok(3) == sum(i * j for i in range(1, 4) for j in range(3))
+
+    @ti.kernel
+    def three():
+        for i in ti.ndrange((1, 2, 3)):
+            pass
+
+    @ti.kernel
+    def floats():
+        for i in ti.ndrange((1.1, 10.5)):
+            pass
+
+    @ti.kernel
+    def too_few_names():
+        for i in ti.ndrange(4, 4):
+            pass
+
+    @ti.kernel
+    def range_two_names():
+        for i, j in range(4):
+            pass
+
+    _raises_syntax(three, r'should be a scalar or a tuple/list like \(begin, end\)')
+    with pytest.raises(ti.TaichiTypeError, match='should be an integer scalar'):
+        floats()
+    _raises_syntax(too_few_names, 'number of the loop variables not equal to the dimension')
+    with pytest.raises(ti.CompileError, match='binds 2 names but iterates over 1'):
+        range_two_names()
