@@ -10,6 +10,7 @@ from ..errors import TaichiSyntaxError
 from ..lang.field import Field, SNode
 from ..lang.matrix import Vector
 from . import ops
+from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
 from .context import Value, emit, error, current
 
@@ -76,6 +77,8 @@ def build_for(fb, node):
         elif isinstance(it, SNode) and it.levels and it._below is not None:  # x.parent(2): cells
             _check_loop_vars(fb, node.target)
             dims = [(0, n, step) for n, step in it.cell_ranges()]
+        elif isinstance(it, ArgArray):  # an ndarray argument: its run-time shape
+            dims = [(0, n, 1) for n in it.shape]
         elif isinstance(it, NDRange):
             dims = [(lo, hi, 1) for lo, hi in it.bounds]
         elif isinstance(it, range):
