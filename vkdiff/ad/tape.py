@@ -37,7 +37,7 @@ class Tape:
             if not isinstance(loss, Field):
                 raise VkdiffTypeError(f'Tape(loss=...) needs a 0-D float field with '
                                       f'needs_grad=True, got {type(loss).__name__} {loss!r}')
-            if loss.shape != ():
+            if loss.shape != () and not (loss.shape == (1,) and _is_ndarray(loss)):
                 raise AutodiffArgumentError(f'Tape(loss=...) needs a 0-D field; {loss.name} has '
                                             f'shape {loss.shape} (use kernel.grad() for other '
                                             'outputs)')
@@ -60,6 +60,17 @@ class Tape:
         if self.validation:
             self._reads.record(kernel, args)
 
+    def _clear_array_grads(self):
+        """The gradients of the ndarrays the recorded launches used start from zero, as the
+        fields' do (clear_all_gradients at the Tape's entry covers fields only)."""
+        from ..lang.ndarray import Ndarray
+        seen = set()
+        for e in self.entries:
+            for a in e[2]:
+                if isinstance(a, Ndarray) and a.grad is not None and id(a) not in seen:
+                    seen.add(id(a))
+                    a.grad.fill(0)
+
     def record_custom(self, fn, args, kwargs):
         self.entries.append(('custom', fn, args, kwargs))
 
@@ -71,6 +82,8 @@ class Tape:
             self._reads.check()  # element by element, instead of the static index-pattern check
         else:
             self.check()
+        if self.clear_gradients:
+            self._clear_array_grads()
         if self.loss is not None:
             self.loss.grad.fill(1)
         self.grad()
@@ -105,10 +118,15 @@ class Tape:
         return to_dot(self)
 
     def check(self):
-        kernels = [(e[1], e[1].instance(e[2])[0], e[2]) for e in self.entries if e[0] == 'kernel']
-        written = frozenset().union(*(written_fields(inst) for _, inst, _ in kernels))
-        check_tape([(k.__name__, launch_summary(inst, _rt_args(k, args), written))
-                    for k, inst, args in kernels], written)
+        from ..lang.arg_binding import array_buffers, map_summary
+        kernels = [(e[1], *e[1].instance(e[2])) for e in self.entries if e[0] == 'kernel']
+        # ndarray parameters: the arrays bound at each launch (one Buffer per array)
+        subst = [array_buffers(inst, rargs) for _, inst, rargs in kernels]
+        written = frozenset().union(*({m.get(b, b) for b in written_fields(inst)}
+                                      for (_, inst, _), m in zip(kernels, subst)))
+        check_tape([(k.__name__, _filter_reads(map_summary(
+                        launch_summary(inst, rargs, None if m else written), m), written))
+                    for (k, inst, rargs), m in zip(kernels, subst)], written)
 
     def grad(self):
         for e in reversed(self.entries):
@@ -133,6 +151,16 @@ def _adjoint_tangent(kernel, args):
     if adjoint.overflow_flags:
         from ..lang.compiled import check_overflow  # the compiler loads on first compile only
         check_overflow(adjoint)
+
+
+def _is_ndarray(x):
+    from ..lang.ndarray import Ndarray
+    return isinstance(x, Ndarray)  # Taichi takes a (1,)-shaped ndarray as the loss too
+
+
+def _filter_reads(summary, written):
+    writes, reads = summary
+    return writes, [e for e in reads if e[0] in written]
 
 
 def _rt_args(kernel, args):

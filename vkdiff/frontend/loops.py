@@ -7,9 +7,10 @@ import contextlib
 from .. import ir
 from .. import types as T
 from ..errors import TaichiSyntaxError
-from ..lang.field import Field
+from ..lang.field import Field, SNode
 from ..lang.matrix import Vector
 from . import ops
+from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
 from .context import Value, emit, error, current
 
@@ -73,6 +74,11 @@ def build_for(fb, node):
         if isinstance(it, Field):
             _check_loop_vars(fb, node.target)  # Taichi checks range- and struct-for targets
             dims = [(o, o + n, 1) for n, o in zip(it.shape, it.offset or (0,) * len(it.shape))]
+        elif isinstance(it, SNode) and it.levels and it._below is not None:  # x.parent(2): cells
+            _check_loop_vars(fb, node.target)
+            dims = [(0, n, step) for n, step in it.cell_ranges()]
+        elif isinstance(it, ArgArray):  # an ndarray argument: its run-time shape
+            dims = [(0, n, 1) for n in it.shape]
         elif isinstance(it, NDRange):
             dims = [(lo, hi, 1) for lo, hi in it.bounds]
         elif isinstance(it, range):
@@ -128,6 +134,24 @@ def _check_loop_vars(fb, target):
         if any(name in sc for sc in fb.scopes):
             raise error(f"Variable '{name}' is already declared in the outer scope and cannot be "
                         'used as loop variable', TaichiSyntaxError)
+
+
+def fill_in_kernel(field, value):
+    """`x.fill(v)` in kernel code: a loop over every element of the field storing v (parallel
+    when written at the kernel's top level)."""
+    from .lvalues import field_lvalue
+    em = current()
+    dims = [(0, n, 1) for n in field.shape]
+    counts, total = _flat_count(dims)
+    body = ir.Block()
+    if em.blocks[-1] is em.kernel_ir.body:
+        loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
+    else:
+        loop = emit('for', T.i32, [ops.as_value(0, T.i32), ops.as_value(total, T.i32)],
+                    attrs={'step': 1}, blocks=[body])
+    with em.open(body):
+        idx = _unflatten(Value(loop), dims, counts)
+        field_lvalue(field, [ops.as_value(i, T.i32).stmt for i in idx]).store(value)
 
 
 def _bind_indices(fb, names, idx, grouped):

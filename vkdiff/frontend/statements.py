@@ -9,7 +9,9 @@ from .. import ir
 from .. import types as T
 from ..errors import CompileError, TaichiSyntaxError
 from ..lang.field import Field
+from ..lang.matrix import swizzle_indices
 from . import ops
+from .argarray import ArgArray
 from .compiletime import (Static, _StaticBreak, _StaticContinue, _compile_time,
                           _is_runtime_scalar_or_matrix, _is_struct_field, _is_struct_lv)
 from .context import Value, current, emit, error
@@ -93,7 +95,7 @@ class StatementBuilder:
             key = self(node.slice)
             if isinstance(node.value, (ast.Name, ast.Attribute)):
                 base = self.lookup(node.value.id) if isinstance(node.value, ast.Name) else self(node.value)
-                if isinstance(base, Field):
+                if isinstance(base, (Field, ArgArray)):
                     return field_lvalue(base, self.field_indices(base, key))
                 if _is_struct_field(base):
                     return base._lvalue(self.field_indices(base, key))
@@ -117,9 +119,11 @@ class StatementBuilder:
                 inner = None
             if _is_struct_lv(inner):  # p.mass = ..., s[i].pos = ...
                 return inner.member(node.attr)
-            if len(node.attr) == 1 and node.attr in 'xyzwrgba' and isinstance(inner, MatrixLValue):
-                k = 'xyzw'.find(node.attr) if node.attr in 'xyzw' else 'rgba'.find(node.attr)
-                return inner.entries[k]
+            if isinstance(inner, MatrixLValue) and inner.ndim == 1:  # v.x = ..., v.zyx += ...
+                idx = swizzle_indices(node.attr, inner.n)
+                if idx is not None:
+                    return inner.entries[idx[0]] if len(idx) == 1 else \
+                        MatrixLValue([inner.entries[k] for k in idx], len(idx), 1, 1)
         raise error(f'cannot assign to {ast.unparse(node)}')
 
     def _compile_time_field(self, node):

@@ -12,6 +12,7 @@ from ..frontend.builder import FunctionBuilder, _Return
 from ..frontend.context import Emitter, Value, emitting, error
 from ..frontend.lvalues import new_local
 from . import state
+from .ndarray import Ndarray, NdarrayType
 
 
 class Template:
@@ -33,6 +34,7 @@ class KernelIR:
         self.body = ir.Block()
         self.arg_types = []      # dtype of each scalar (run-time) argument, in order
         self.arg_names = []      # and its parameter name
+        self.arg_arrays = []     # the Buffer (role 'arg') of each ndarray parameter, in order
         self.ret_type = None
         self.ret_field = None
 
@@ -97,13 +99,24 @@ def _template_key(a):
     return ('t', id(a))
 
 
+class LaunchArgs(list):
+    """The run-time scalar arguments of a launch (push constants: the hidden shapes of ndarray
+    parameters included), and `arrays`: the arrays bound to its ndarray parameters, in order
+    (lang.ndarray_args.Bound)."""
+    arrays = ()
+
+
 def _annotation_kind(ann, value):
-    """'template', or the DataType of a scalar argument."""
+    """'template', an NdarrayType, or the DataType of a scalar argument."""
     if isinstance(ann, Template) or ann is Template:
         return 'template'
+    if isinstance(ann, NdarrayType):
+        return ann
     if ann is inspect.Parameter.empty:
         if isinstance(value, (bool, int, float)) or hasattr(value, 'dtype') and ops.is_number(value):
             return T.literal_type(ops._py(value))
+        if isinstance(value, Ndarray):
+            return NdarrayType()
         return 'template'
     if isinstance(ann, str):
         raise CompileError(f'string annotations are not supported ({ann!r})')
@@ -151,6 +164,26 @@ def _tensor_arg(kir, em, tt, name):
     return Matrix._new(vals, shape[0], shape[1], 2)
 
 
+def _array_arg(kir, ann, value, name):
+    """An ndarray parameter: hidden i32 arguments for its shape, and its Buffer (role 'arg',
+    the k-th array of the launch: meta['param'])."""
+    from ..frontend.argarray import ArgArray
+    from .ndarray_args import resolve
+    _, bound = resolve(ann, value, name)
+    dims = []
+    for k in range(len(bound.shape)):
+        dims.append(len(kir.arg_types))
+        kir.arg_types.append(T.i32)
+        kir.arg_names.append(f'{name}.shape[{k}]')
+    a = ArgArray(name, bound.dtype, len(bound.shape), bound.elem_shape, dims, ann.boundary)
+    a.buffer.meta['param'] = len(kir.arg_arrays)
+    if bound.has_grad and ann.needs_grad is not False:  # (part of the compile key) the adjoint
+        # accumulates into its gradient
+        a.buffer.derive('grad')
+    kir.arg_arrays.append(a.buffer)
+    return a
+
+
 def _static_kind(ann):
     try:
         return _annotation_kind(ann, None)
@@ -160,14 +193,46 @@ def _static_kind(ann):
 
 def _bind(sig, args, kwargs):
     """All the arguments of a kernel call, in order: keywords and default values filled in."""
-    if not kwargs and len(args) >= len(sig.parameters):
+    if not kwargs and len(args) == len(sig.parameters):
         return args
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError as e:
-        raise KernelArgumentCountError(f'kernel arguments: {e}') from None
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
+    return bind_arguments(sig, args, kwargs, KernelArgumentCountError)
+
+
+def bind_arguments(sig, args, kwargs, make_error):
+    """The arguments of a kernel or func call in parameter order, checked as Taichi does
+    (kernel_impl._process_args): too many, unexpected or repeated keywords, missing ones."""
+    params = list(sig.parameters.values())
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        try:  # *args, **kwargs or keyword-only parameters: Python's own binding
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise make_error(f'arguments: {e}') from None
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+    if len(args) > len(params):
+        expected = ', '.join(f'{p.name} : {_annotation_text(p)}' for p in params)
+        raise make_error(f'Too many arguments. Expected ({expected}), got '
+                         f'({", ".join(str(a) for a in args)}).')
+    out = list(args) + [p.default for p in params[len(args):]]
+    names = [p.name for p in params]
+    for key, value in kwargs.items():
+        if key not in names:
+            raise make_error(f"Unexpected argument '{key}'.")
+        i = names.index(key)
+        if i < len(args):
+            raise make_error(f"Multiple values for argument '{key}'.")
+        out[i] = value
+    for p, a in zip(params, out):
+        if a is inspect.Parameter.empty:
+            raise make_error(f'Parameter `{p.name}` missing.' if p.annotation is
+                             inspect.Parameter.empty else
+                             f'Parameter `{p.name} : {_annotation_text(p)}` missing.')
+    return tuple(out)
+
+
+def _annotation_text(p):
+    a = p.annotation
+    return getattr(a, '__name__', None) if isinstance(a, type) else str(a)
 
 
 class Kernel:
@@ -190,7 +255,7 @@ class Kernel:
         if kinds is None:  # explicit annotations resolve once (a launch is on the hot path)
             kinds = self._kinds = [None if p.annotation is inspect.Parameter.empty else
                                    _static_kind(p.annotation) for p in self.params]
-        key, runtime_args = [], []
+        key, runtime_args = [], LaunchArgs()
         for p, a, kind in zip(self.params, args, kinds):
             try:
                 if kind is None:
@@ -200,7 +265,18 @@ class Kernel:
             except CompileError as e:
                 raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
+                if isinstance(a, Ndarray) and p.annotation is not inspect.Parameter.empty:
+                    from .ndarray_args import check_not_template
+                    check_not_template(a, p.name)
                 key.append(_template_key(a))
+            elif isinstance(kind, NdarrayType):
+                from .ndarray_args import resolve
+                k, bound = resolve(kind, a, p.name)
+                key.append(k)
+                runtime_args.extend(bound.shape)
+                if not runtime_args.arrays:
+                    runtime_args.arrays = []
+                runtime_args.arrays.append(bound)
             elif T.is_tensor_type(kind):
                 key.append(('v', repr(kind)))
                 runtime_args.extend(_tensor_entries(kind, a, p.name))
@@ -238,6 +314,8 @@ class Kernel:
                 kind = _annotation_kind(p.annotation, a)
                 if kind == 'template':
                     fb.scopes[0][p.name] = a
+                elif isinstance(kind, NdarrayType):
+                    fb.scopes[0][p.name] = _array_arg(kir, kind, a, p.name)
                 elif T.is_tensor_type(kind):
                     fb.scopes[0][p.name] = _tensor_arg(kir, em, kind, p.name)
                 else:
@@ -390,15 +468,14 @@ class Func:
         return self if obj is None else _BoundFunc(self, obj)
 
     def inline(self, kernel_ir, args, kwargs):
-        bound = self.sig.bind(*args, **kwargs)
-        bound.apply_defaults()
+        values = bind_arguments(self.sig, args, kwargs, lambda m: error(m, TaichiSyntaxError))
         from ..frontend.context import current
         fb = FunctionBuilder(self.fn, kernel_ir, is_kernel=False)
         fb.top_block = current().blocks[-1]
         fb.top_index = len(fb.top_block.stmts)
-        for name, value in bound.arguments.items():
+        for name, value in zip(self.sig.parameters, values):
             ann = self.sig.parameters[name].annotation
-            if isinstance(ann, Template) or ann is Template:
+            if isinstance(ann, (Template, NdarrayType)) or ann is Template:
                 fb.scopes[0][name] = value
                 continue
             if T.is_tensor_type(ann):

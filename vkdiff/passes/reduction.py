@@ -97,6 +97,7 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
         if acc_t not in partials:
             n = acc_types.count(acc_t)
             partials[acc_t] = (_partials_field(task, len(partials), acc_t, groups * n), [0])
+    sums = []  # (accumulator, its type, target, partials field, base slot)
     b = Builder()
     for k, s in enumerate(uniform):
         acc_t = acc_types[k]
@@ -109,18 +110,34 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
         pf, used = partials[acc_t]
         base = used[0] * groups
         used[0] += 1
-        with b.open(body):
-            total = b.emit('wg_sum', acc_t, [b.emit('load', acc_t, [acc])])
-            is0 = b.eq(b.emit('local_index', T.i32), 0)
-            b.emit('if', None, [is0], blocks=[_store_partial(target, total, acc_t, pf, base,
-                                                             groups, direct), ir.Block()])
+        sums.append((acc, acc_t, target, pf, base))
         finishing.append((target, pf, acc_t, base))
+    for batch, chunk in enumerate(_batches(sums)):
+        # the workgroup sums of a batch share their barriers (codegen.workgroup): a task with
+        # dozens of contended sums (an adjoint's input gradients) pays two barriers per batch,
+        # not two per sum
+        with b.open(body):
+            loads = [b.emit('load', acc_t, [acc]) for acc, acc_t, *_ in chunk]
+            totals = [b.emit('wg_sum', acc_t, [v], {'batch': batch})
+                      for v, (acc, acc_t, *_) in zip(loads, chunk)]
+            for total, (acc, acc_t, target, pf, base) in zip(totals, chunk):
+                is0 = b.eq(b.emit('local_index', T.i32), 0)
+                b.emit('if', None, [is0], blocks=[_store_partial(target, total, acc_t, pf, base,
+                                                                 groups, direct), ir.Block()])
     for s in cands:
         if s not in uniform:
             pos = _segmented(task, s, pos)
     if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
     return [task] + _finish_tasks(task, finishing, groups, direct)
+
+
+def _batches(sums):
+    """The workgroup sums grouped by type (codegen splits a batch to fit shared memory)."""
+    by_type = {}
+    for x in sums:
+        by_type.setdefault(x[1], []).append(x)
+    return list(by_type.values())
 
 
 # VKDIFF_CACHE_LOADS=0 turns the load cache off (to measure it).
