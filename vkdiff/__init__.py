@@ -31,6 +31,9 @@ from . import ad
 from . import simt
 from .lang import ops as _lang_ops, simt as _lang_simt  # noqa: F401  ti.lang.ops, ti.lang.simt
 from . import math
+# `ti.types`: the dtypes plus vector/matrix/struct/ndarray/template (replaces the vkdiff.types
+# module as the package attribute; CORE modules reading it get the same dtype objects)
+from .lang import types_api as types
 from .ad import Tape
 
 from .gui import GUI

@@ -12,8 +12,8 @@ Ops (args in brackets; attrs after the bar):
   cast [a] | -   bitcast [a] | -   select [c, a, b]
   alloca | size? (dtype is the element type; with `size`, a per-thread array)
   load [var]    store [var, value]    aload [array, index]    astore [array, index, value]
-  gload [*indices] | field, comp            gstore [*indices, value] | field, comp
-  atomic [*indices, value] | field, comp, fn (add sub min max band bor bxor); value is the old one
+  gload [*indices] | buf, comp            gstore [*indices, value] | buf, comp
+  atomic [*indices, value] | buf, comp, fn (add sub min max band bor bxor); value is the old one
   if [cond] blocks=[then, else]
   for [begin, end] | step; blocks=[body]; the stmt's value is the loop variable inside its body
   while blocks=[body] (exits by `break`)     break    continue
@@ -21,7 +21,13 @@ Ops (args in brackets; attrs after the bar):
   local_index, group_index, group_count: the invocation's index in its workgroup, the
   workgroup's index, the number of workgroups launched (reductions; lowered tasks only)
   ret [value]
+
+Global memory is named by `Buffer`s (a user field, its gradient or dual, a compiler temporary, a
+kernel argument array): the compiler creates and reads Buffers only; the API layer binds each to
+device storage at launch.
 """
+import math
+
 from . import types as T
 
 UNARY = {'neg', 'not', 'bnot', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sqrt', 'rsqrt', 'exp',
@@ -31,6 +37,50 @@ BINARY = {'add', 'sub', 'mul', 'div', 'floordiv', 'mod', 'pow', 'min', 'max', 'a
 COMPARE = {'lt', 'le', 'gt', 'ge', 'eq', 'ne'}
 PURE = UNARY | BINARY | {'const', 'arg', 'cast', 'bitcast', 'select'}
 GLOBAL_ACCESS = {'gload', 'gstore', 'atomic'}
+
+
+class Buffer:
+    """An array of global memory the IR reads and writes: `shape` (None while a field is not
+    placed yet) of elements of `elem_shape` components of `dtype`, row-major, components
+    innermost. `role` says what it is: 'field' (a user field), 'grad' / 'dual' (the gradient /
+    tangent of `primal`), 'temp' (a compiler temporary: kernel-scope locals shared between tasks,
+    reduction partials, autodiff bookkeeping) or 'arg' (a kernel argument array, bound per
+    launch). `grad` / `dual` link to the derived Buffers, `primal` back. `meta` holds what a pass
+    wants to pass on (e.g. `overflow_loc`). Compared and hashed by identity; no device state."""
+
+    __slots__ = ('name', 'dtype', 'shape', 'elem_shape', 'role', 'grad', 'dual', 'primal', 'meta',
+                 '__weakref__')
+    ROLES = ('field', 'grad', 'dual', 'temp', 'arg')
+
+    def __init__(self, name, dtype, shape=(), elem_shape=(), role='temp', primal=None, meta=None):
+        if role not in self.ROLES:
+            raise ValueError(f'Buffer role {role!r} is not one of {self.ROLES}')
+        self.name = name
+        self.dtype = dtype
+        self.shape = None if shape is None else tuple(shape)
+        self.elem_shape = tuple(elem_shape)
+        self.role = role
+        self.grad = self.dual = None
+        self.primal = primal
+        self.meta = dict(meta or {})
+
+    @property
+    def ncomp(self):
+        return math.prod(self.elem_shape)
+
+    @property
+    def is_temp(self):
+        """A compiler temporary (not a user's data; the API layer allocates its storage)."""
+        return self.role == 'temp'
+
+    def derive(self, kind):
+        """A new gradient ('grad') or tangent ('dual') Buffer of this one, linked both ways."""
+        d = Buffer(f'{self.name}.{kind}', self.dtype, self.shape, self.elem_shape, kind, self)
+        setattr(self, kind, d)
+        return d
+
+    def __repr__(self):
+        return f'Buffer({self.name}: {self.role} {self.dtype} {self.shape} {self.elem_shape})'
 
 
 class Stmt:
@@ -52,8 +102,8 @@ class Stmt:
 
     # --- convenient accessors for global accesses
     @property
-    def field(self):
-        return self.attrs.get('field')
+    def buf(self):
+        return self.attrs.get('buf')
 
     @property
     def indices(self):
@@ -153,8 +203,8 @@ def clone_stmt(s, mapping):
 
 # ---------------------------------------------------------------- printing
 def _fmt_attr(k, v):
-    if k == 'field':
-        return f'field={v.name}'
+    if k == 'buf':
+        return f'buf={v.name}'
     return f'{k}={v!r}'
 
 

@@ -16,7 +16,7 @@ inf = _m.inf
 nan = _m.nan
 
 
-class VectorType:
+class VectorType(_T.TensorType):
     """`ti.math.vec3`, `ti.types.vector(3, ti.f32)`: a vector type of n entries."""
 
     def __init__(self, n, dtype):
@@ -43,7 +43,7 @@ class VectorType:
         return f'vector({self.n}, {_T.resolve(self.dtype).name})'
 
 
-class MatrixType:
+class MatrixType(_T.TensorType):
     """`ti.math.mat3`: an n x m matrix type."""
 
     def __init__(self, n, m, dtype):

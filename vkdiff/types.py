@@ -1,6 +1,12 @@
 """Data types shared by every stage: scalar dtypes (f32, f64, i32, u32, i64, u64, u1 and the narrow
-i8, u8, i16, u16, f16) and their promotion rules."""
+i8, u8, i16, u16, f16), their numpy dtypes and their promotion rules.
+
+Only dtypes: the public `ti.types` namespace (vector/matrix/struct/ndarray/template constructors)
+is built on top of this module in the API layer (vkdiff/lang/types_api.py). This module imports
+nothing from vkdiff but vkdiff.errors."""
 import numpy as np
+
+from .errors import DataTypeError
 
 
 class DataType:
@@ -32,9 +38,9 @@ class DataType:
         return self.name
 
     def __call__(self, value):
-        """`ti.f32(1)` in Python scope converts a number, as in Taichi."""
-        from .frontend import ops
-        return ops.cast(value, self)
+        """`ti.f32(x)`: a cast, as in Taichi (of a number in Python scope, of a value in a kernel).
+        The frontend, which sits above this module, installs the conversion: `set_cast`."""
+        return _cast(value, self)
 
     def __reduce__(self):
         return (_lookup, (self.name,))
@@ -63,6 +69,24 @@ def _lookup(name):
     return ALL[name]
 
 
+def _cast(value, dtype):
+    """Python-scope numbers only; the frontend replaces it with its cast (kernel values too)."""
+    if dtype.is_float:
+        return float(dtype.np.type(value))
+    return int(np.array(value).astype(dtype.np))
+
+
+def set_cast(fn):
+    """Install `fn(value, dtype)` as what calling a DataType does (vkdiff/frontend/ops.py does)."""
+    global _cast
+    _cast = fn
+
+
+class TensorType:
+    """Base class of the vector and matrix types (`ti.math.vec3`, `ti.types.matrix(2, 2, f32)`,
+    built in vkdiff/math.py): lets dtype code recognise them without importing the API layer."""
+
+
 class Defaults:
     """Default float and int types; `init(default_fp=..., default_ip=...)` changes them."""
     fp = f32
@@ -79,7 +103,6 @@ def resolve(dtype):
         return Defaults.ip
     if dtype is bool:
         return i32
-    from .errors import DataTypeError
     if isinstance(dtype, str):  # Taichi's names only: numpy's 'i8' would be int64, not int8
         if dtype in ALL and dtype != 'u1':
             return ALL[dtype]
@@ -127,36 +150,6 @@ def literal_type(value):
     raise TypeError(f"not a number: {value!r}")
 
 
-# `ti.types.*` names that Taichi programs use in annotations
-def template():
-    from .lang.kernel import Template
-    return Template()
-
-
-def ndarray(*args, **kwargs):
-    from .errors import CompileError
-    raise CompileError('ndarray arguments are not supported by vkdiff; use fields')
-
-
-def vector(n, dtype):
-    """`ti.types.vector(3, ti.f32)`: constructs vectors, makes fields, annotates func arguments
-    (not kernel arguments: pass scalars)."""
-    from .math import VectorType
-    return VectorType(n, dtype)
-
-
-def matrix(n, m, dtype):
-    from .math import MatrixType
-    return MatrixType(n, m, dtype)
-
-
-def struct(**members):
-    """`ti.types.struct(pos=ti.math.vec2, mass=ti.f32)`: a struct type; call it to make struct
-    values, `.field(shape=n)` for a struct field (one field per member)."""
-    from .lang.struct import struct as _struct
-    return _struct(**members)
-
-
 def is_signed(dt):
     """`ti.types.is_signed(dt)`: whether an integer type is signed (Taichi asserts on others)."""
     dt = resolve(dt)
@@ -183,8 +176,7 @@ def is_tensor(t):
 
 def is_tensor_type(t):
     """A `ti.math.vec3` / `ti.types.matrix(...)` type."""
-    from .math import MatrixType, VectorType
-    return isinstance(t, (VectorType, MatrixType))
+    return isinstance(t, TensorType)
 
 
 class _PrimitiveTypes:

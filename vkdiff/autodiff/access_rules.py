@@ -6,6 +6,7 @@ Rule 2: an element written more than once: every write after the first must be a
 Across the launches of a Tape: a launch that overwrites elements an earlier launch read."""
 from .. import ir
 from ..errors import AutodiffError, located
+from ..passes.host_eval import host_eval, host_known
 
 
 def same_value(a, b, memo=None):
@@ -47,7 +48,7 @@ def disjoint(a, b):
     """a and b provably touch different elements: different components, or at some index
     position two different constants, or one uniform base with two different offsets (x[t] and
     x[t + 1] with t a kernel argument)."""
-    if a.field is not b.field or a.attrs.get('comp', 0) != b.attrs.get('comp', 0):
+    if a.buf is not b.buf or a.attrs.get('comp', 0) != b.attrs.get('comp', 0):
         return True
     for x, y in zip(a.indices, b.indices):
         (bx, ox), (by, oy) = _split_offset(x), _split_offset(y)
@@ -73,7 +74,7 @@ def written_before_read(a, b):
 
 
 def same_element(a, b):
-    if a.field is not b.field:
+    if a.buf is not b.buf:
         return False
     if a.attrs.get('comp', 0) != b.attrs.get('comp', 0):
         return False
@@ -115,17 +116,17 @@ def _describe(s):
 
 def check_rules(tasks, kernel_name):
     accesses = [s for t in tasks for s in ir.walk(t.body) if s.op in ('gload', 'gstore', 'atomic')
-                and s.field.is_grad_of is None]
+                and s.buf.primal is None]
     for i, a in enumerate(accesses):
         ka = _kind(a)
         for b in accesses[i + 1:]:
             kb = _kind(b)
             if kb == 'read' or disjoint(a, b) or exclusive(a, b) or written_before_read(a, b):
                 continue
-            name = a.field.name
+            name = a.buf.name
             if ka != 'read' and not (kb == 'write' and same_element(a, b)):
                 continue  # an accumulation after a write: rule 2 allows it
-            if getattr(a.field, 'is_temporary', False):
+            if a.buf.is_temp:
                 raise located(AutodiffError,
                               f'in kernel {kernel_name}, a kernel-scope variable shared between its '
                               f'loops is assigned again after it was {"read" if ka == "read" else "set"} '
@@ -145,18 +146,17 @@ def check_rules(tasks, kernel_name):
 
 # ---------------------------------------------------------------- across Tape launches
 def launch_summary(inst, args, written=None):
-    """(writes, reads) of one launch of compiled kernel `inst`: lists of (field, kind, index
+    """(writes, reads) of one launch of compiled kernel `inst`: lists of (Buffer, kind, index
     pattern, stmt); a pattern entry is an int where the index is known on the host (constants,
-    kernel arguments) and None where it varies. Reads of fields outside `written` (a frozenset:
-    the fields the Tape's launches may overwrite), when given, are left out.
+    kernel arguments) and None where it varies. Reads of Buffers outside `written` (a frozenset:
+    the Buffers the Tape's launches may overwrite), when given, are left out.
     Which accesses and indices to evaluate is worked out once per kernel instance (a long Tape
     checks thousands of launches, and replays the same ones every iteration): constants are
     folded, accesses with the same pattern merged, each index made from kernel arguments is
     evaluated once per launch, and summaries are remembered by those values."""
-    from ..lang.compiled import _host_eval
     plan = _plan(inst)
     entries, dynamic, exprs, memo = plan[:4]
-    vals = tuple(_safe_eval(x, args, _host_eval) for x in exprs) if dynamic else ()
+    vals = tuple(_safe_eval(x, args) for x in exprs) if dynamic else ()
     key = (vals, written)
     out = memo.get(key)
     if out is None:
@@ -174,33 +174,33 @@ def launch_summary(inst, args, written=None):
 def _plan(inst):
     plan = getattr(inst, '_access_plan', None)
     if plan is None:
-        from ..lang.compiled import _host_eval
         seen, entries, dynamic, exprs = set(), [], False, {}
         for t in inst.tasks:
             for s in ir.walk(t.body):
-                if s.op not in ('gload', 'gstore', 'atomic') or s.field.is_grad_of is not None:
+                if s.op not in ('gload', 'gstore', 'atomic') or s.buf.primal is not None:
                     continue
                 idx = []
                 for x in s.indices:
-                    if not _host_known(x):
+                    if not host_known(x):
                         idx.append(None)
                     elif any(d.op == 'arg' for d in ir.dependencies([x])):
                         idx.append(exprs.setdefault(_shape(x), x))
                         dynamic = True
                     else:
-                        idx.append(_safe_eval(x, (), _host_eval))
-                key = (s.field, _kind(s), tuple(i if not isinstance(i, ir.Stmt) else _shape(i)
+                        idx.append(_safe_eval(x, ()))
+                key = (s.buf, _kind(s), tuple(i if not isinstance(i, ir.Stmt) else _shape(i)
                                                 for i in idx))
                 if key not in seen:
                     seen.add(key)
-                    entries.append((s.field, _kind(s), tuple(idx), s))
+                    entries.append((s.buf, _kind(s), tuple(idx), s))
         plan = inst._access_plan = (entries, dynamic, list(exprs.values()), {},
                                     frozenset(e[0] for e in entries if e[1] == 'write'))
     return plan
 
 
 def written_fields(inst):
-    """The fields a kernel instance may overwrite (not accumulate into)."""
+    """The Buffers a kernel instance (anything with `.tasks`) may overwrite (not accumulate
+    into)."""
     return _plan(inst)[4]
 
 
@@ -210,15 +210,9 @@ def _shape(x):
     return (x.op, a, tuple(_shape(y) for y in x.args))
 
 
-def _host_known(x):
-    """True if expression x is made of constants, kernel arguments and integer arithmetic only."""
-    from ..lang.compiled import _HOST_OPS
-    return x.op in ('const', 'arg') or (x.op in _HOST_OPS and all(_host_known(a) for a in x.args))
-
-
-def _safe_eval(x, args, ev):
+def _safe_eval(x, args):
     try:
-        return ev(x, args)
+        return host_eval(x, args)
     except Exception:
         return None
 

@@ -4,8 +4,8 @@ with a gradient) depends on it; only values that are both need derivative code."
 from .. import ir
 
 
-def _diff(field, kind):
-    return getattr(field, kind, None) is not None
+def _diff(buf, kind):
+    return getattr(buf, kind) is not None
 
 
 def analyse(block, kind='grad'):
@@ -20,7 +20,7 @@ def analyse(block, kind='grad'):
                 continue
             v = False
             if s.op == 'gload':
-                v = s.dtype.is_float and _diff(s.field, kind) and not s.attrs.get('stop_grad')
+                v = s.dtype.is_float and _diff(s.buf, kind) and not s.attrs.get('stop_grad')
             elif s.op == 'load':
                 v = s.args[0] in varied
             elif s.op == 'store':
@@ -41,7 +41,7 @@ def analyse(block, kind='grad'):
         changed = False
         for s in reversed(stmts):
             new = []
-            if s.op in ('gstore', 'atomic') and _diff(s.field, kind):
+            if s.op in ('gstore', 'atomic') and _diff(s.buf, kind):
                 new.append(s.value_arg)
             if s in useful:
                 if s.op == 'load':

@@ -1,7 +1,7 @@
 """Autodiff pass: forward mode (tangents, Jacobian-vector products) on the IR.
 
 The tangent task keeps the primal statements in place and adds, after each active one, its
-tangent from the derivative table (`rules.jvp`). Fields' tangents live in their `.dual` fields:
+tangent from the derivative table (`rules.jvp`). Buffers' tangents live in their `.dual` Buffers:
   gload x[I] -> dx = x.dual[I]     x[I] = v -> x.dual[I] = dv     x[I] += v -> x.dual[I] += dv
 Locals get tangent locals; control flow keeps its shape, so no values need storing.
 Applied to an adjoint task it gives forward-over-reverse: Hessian-vector products."""
@@ -46,10 +46,10 @@ class Tangent:
             return
         c = self.emit(op, s.dtype, [self.m.get(a, a) for a in s.args], s.attrs, loc=s.loc)
         self.m[s] = c
-        f = s.attrs.get('field')
+        f = s.attrs.get('buf')
         if op == 'gload':
             if s in self.active:
-                self.dot[s] = Value(self.emit('gload', s.dtype, c.args, {**s.attrs, 'field': f.dual}))
+                self.dot[s] = Value(self.emit('gload', s.dtype, c.args, {**s.attrs, 'buf': f.dual}))
         elif op in ('gstore', 'atomic') and f.dual is not None:
             if op == 'atomic' and s.attrs['fn'] not in ('add', 'sub'):
                 if s.value_arg in self.active:
@@ -60,7 +60,7 @@ class Tangent:
             if d is None and op == 'atomic':
                 return
             d = ops.as_value(0.0, f.dtype) if d is None else ops.cast(d, f.dtype)
-            self.emit(op, s.dtype, c.args[:-1] + [d.stmt], {**s.attrs, 'field': f.dual}, loc=s.loc)
+            self.emit(op, s.dtype, c.args[:-1] + [d.stmt], {**s.attrs, 'buf': f.dual}, loc=s.loc)
         elif op == 'alloca':
             if s in self.active:
                 v = self.emit('alloca', s.dtype, attrs=s.attrs)
@@ -111,18 +111,15 @@ def _temporaries_get_duals(tasks):
     adjoint) carry tangents like any field."""
     for t in tasks:
         for s in ir.walk(t.body):
-            f = s.attrs.get('field')
+            f = s.attrs.get('buf')
             if f is None or not f.dtype.is_float:
                 continue
-            base = f.is_grad_of if f.is_grad_of is not None else f
-            if getattr(base, 'is_temporary', False) and f.dual is None:
-                f._add_grad('dual')
+            base = f.primal if f.primal is not None else f
+            if base.is_temp and f.dual is None:
+                f.derive('dual')
 
 
-def build_tangent(tasks_owner):
-    """The JVP TaskList of a kernel (or of its adjoint: forward-over-reverse)."""
-    from ..lang.compiled import TaskList
-    _temporaries_get_duals(tasks_owner.tasks)
-    tasks = [tangent_task(t.clone()) for t in tasks_owner.tasks]
-    return TaskList(tasks_owner.name + '.jvp', tasks, tasks_owner.push, tasks_owner.packer,
-                    tasks_owner.converters, tasks_owner.ret_field)
+def tangent_tasks(tasks):
+    """The JVP version of a kernel's tasks (or of its adjoint's: forward-over-reverse)."""
+    _temporaries_get_duals(tasks)
+    return [tangent_task(t.clone()) for t in tasks]

@@ -31,14 +31,15 @@ def _err(s, msg):
 
 
 class Reverser:
-    def __init__(self, body, active):
+    def __init__(self, body, active, ad_stack_size=0):
         self.active = active
+        self.ad_stack_size = ad_stack_size
         self.m = {}
         self.adj = {}
         self.ck = {}
         self.snap = {}
         self.capacity = {}   # loop -> per-iteration storage size, for run-time trip counts
-        self.flag = None     # 0-D i32 field set when a run-time trip count exceeds it
+        self.flag = None     # 0-D i32 temporary Buffer set when a run-time trip count exceeds it
         self.clearing = False  # replaying to clear the gradients of overwritten elements
         stmts = list(ir.walk(body))
         self.users = {}
@@ -217,8 +218,7 @@ class Reverser:
                            'supported by the adjoint')
             n = self.trip(s)
             if not isinstance(n, int):
-                from ..lang import state
-                n = state.config.get('ad_stack_size', 0)
+                n = self.ad_stack_size
                 if n <= 0:
                     raise _err(s, 'this loop carries values from one iteration to the next, so its '
                                'adjoint stores them per iteration: it needs a compile-time trip '
@@ -240,7 +240,7 @@ class Reverser:
                     self.emit('if', None, [ops.binary('lt', k, self.capacity[s])], blocks=[fits, over])
                     with current().open(over):
                         self.emit('gstore', None, [ops.as_value(1, T.i32)],
-                                  {'field': self.overflow_flag(s), 'comp': 0}, loc=s.loc)
+                                  {'buf': self.overflow_flag(s), 'comp': 0}, loc=s.loc)
                     target = fits
                 with current().open(target):
                     for a, arr in self.snap[s].items():
@@ -249,10 +249,8 @@ class Reverser:
 
     def overflow_flag(self, s):
         if self.flag is None:
-            from ..lang.field import Field
-            self.flag = Field('i32', (), name='ad_stack_overflow')
-            self.flag.is_temporary = True
-            self.flag.overflow_loc = s.loc
+            self.flag = ir.Buffer('ad_stack_overflow', T.i32, (), role='temp',
+                                  meta={'overflow_loc': s.loc})
         return self.flag
 
     def iteration_number(self, s, i):
@@ -307,7 +305,7 @@ class Reverser:
                 self.clear_grad(s)
             return
         if op == 'atomic':
-            f, fn = s.field, s.attrs['fn']
+            f, fn = s.buf, s.attrs['fn']
             if f.grad is None or s.value_arg not in self.active:
                 return
             if fn not in ('add', 'sub'):
@@ -327,9 +325,9 @@ class Reverser:
             return
         g = self.grad(s) if s in self.adj else None
         if op == 'gload':
-            gf = s.field.grad
+            gf = s.buf.grad
             self.emit('atomic', gf.dtype, [self.m[i] for i in s.indices] + [g.stmt],
-                      {'field': gf, 'comp': s.attrs['comp'], 'fn': 'add'}, loc=s.loc)
+                      {'buf': gf, 'comp': s.attrs['comp'], 'fn': 'add'}, loc=s.loc)
         elif op == 'load':
             self.acc(s.args[0], g)
         elif op == 'cast':
@@ -351,19 +349,20 @@ class Reverser:
             raise _err(s, f'no derivative rule for the IR op {op!r}')
 
     def clear_grad(self, s):
-        gf = s.field.grad
+        gf = s.buf.grad
         self.emit('gstore', None, [self.m[i] for i in s.indices] + [ops.as_value(0, gf.dtype)],
-                  {'field': gf, 'comp': s.attrs['comp']}, loc=s.loc)
+                  {'buf': gf, 'comp': s.attrs['comp']}, loc=s.loc)
 
     def grad_of_field(self, s):
-        gf = s.field.grad
+        gf = s.buf.grad
         return Value(self.emit('gload', gf.dtype, [self.m[i] for i in s.indices],
-                               {'field': gf, 'comp': s.attrs['comp']}, loc=s.loc))
+                               {'buf': gf, 'comp': s.attrs['comp']}, loc=s.loc))
 
 
-def adjoint_task(task, flags=None):
+def adjoint_task(task, flags=None, ad_stack_size=0):
     """The adjoint of one task, as a new Task, or None if nothing flows back through it.
-    Overflow flags of run-time sized per-iteration storage are appended to `flags`."""
+    Overflow flags of run-time sized per-iteration storage are appended to `flags`;
+    `ad_stack_size` sizes that storage (0: loops need compile-time trip counts)."""
     from ..passes.simplify import simplify
     from ..passes.tasks import Task
     active = analyse(task.body, 'grad')
@@ -373,7 +372,7 @@ def adjoint_task(task, flags=None):
     body = ir.Block()
     em = Emitter()
     with emitting(em), em.open(body):
-        rv = Reverser(task.body, active)
+        rv = Reverser(task.body, active, ad_stack_size)
         if task.kind == 'parallel':
             loop = task.loop
             prologue = task.body.stmts[:task.body.stmts.index(loop)]
@@ -402,8 +401,8 @@ def adjoint_task(task, flags=None):
 
 
 def clears_grad(s):
-    """A plain store into a field with a gradient: its adjoint clears the element's gradient."""
-    return s.op == 'gstore' and getattr(s.field, 'grad', None) is not None
+    """A plain store into a Buffer with a gradient: its adjoint clears the element's gradient."""
+    return s.op == 'gstore' and s.buf.grad is not None
 
 
 def _check_random(body, active):
@@ -442,45 +441,37 @@ def prepare_temporaries(tasks):
     temps = []
     for t in tasks:
         for s in ir.walk(t.body):
-            f = s.attrs.get('field')
-            if f is not None and getattr(f, 'is_temporary', False) and f.dtype.is_float:
+            f = s.attrs.get('buf')
+            if f is not None and f.is_temp and f.dtype.is_float:
                 if f.grad is None:
-                    f._add_grad('grad')
+                    f.derive('grad')
                 if f not in temps:
                     temps.append(f)
     return temps
 
 
-def build_adjoint(compiled):
+def adjoint_tasks(tasks, name, ad_stack_size=0):
+    """The adjoint of a kernel's tasks (IR -> IR): (adjoint tasks in launch order, overflow
+    flags). The flags are 0-D i32 temporaries (meta['overflow_loc'] says which loop) that an
+    adjoint with run-time sized per-iteration storage sets when a loop ran more than
+    `ad_stack_size` iterations; the launcher reads them back after the launch."""
     from .access_rules import check_rules
-    from ..lang.compiled import TaskList
-    tasks = [t.clone() for t in compiled.tasks]
-    check_rules(tasks, compiled.name)
+    tasks = [t.clone() for t in tasks]
+    check_rules(tasks, name)
     temps = prepare_temporaries(tasks)
     flags = []
-    adj = [a for a in (adjoint_task(t, flags) for t in reversed(tasks)) if a is not None]
+    adj = [a for a in (adjoint_task(t, flags, ad_stack_size) for t in reversed(tasks))
+           if a is not None]
     zero = [f.grad for f in temps] + flags
     if zero:
-        adj.insert(0, _zero_task(zero, compiled.name))
-    tl = TaskList(compiled.name + '.grad', adj, compiled.push, compiled.packer, compiled.converters)
-    tl.overflow_flags = flags
-    return tl
+        adj.insert(0, _zero_task(zero, name))
+    return adj, flags
 
 
-def check_overflow(tasklist):
-    """After an adjoint launch with run-time sized per-iteration storage: was it enough?"""
-    for f in getattr(tasklist, 'overflow_flags', ()):
-        if f[None]:
-            from ..lang import state
-            raise located(AutodiffError, 'a loop ran more iterations than ti.init(ad_stack_size='
-                          f'{state.config.get("ad_stack_size")}) can store for its adjoint: the '
-                          'gradient would be wrong. Raise ad_stack_size.', f.overflow_loc)
-
-
-def _zero_task(fields, name):
+def _zero_task(bufs, name):
     from ..passes.tasks import Task
     body = ir.Block()
-    for f in fields:
+    for f in bufs:
         c = body.append(ir.const(0, f.dtype))
-        body.append(ir.Stmt('gstore', None, [c], {'field': f, 'comp': 0}))
+        body.append(ir.Stmt('gstore', None, [c], {'buf': f, 'comp': 0}))
     return Task('serial', body, name + '_zero_temporaries')

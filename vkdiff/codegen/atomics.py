@@ -20,18 +20,18 @@ def fields_needing_int_view(tasks_stmts, features):
     """Float fields with an atomic the device cannot do natively."""
     out = set()
     for s in tasks_stmts:
-        if s.op == 'atomic' and s.field.dtype.is_float and not s.field.dtype.is_narrow and \
+        if s.op == 'atomic' and s.buf.dtype.is_float and not s.buf.dtype.is_narrow and \
                 not native_float_atomic(
-                features, s.field.dtype, s.attrs['fn']):
-            if s.field.dtype.bits == 64 and not features.get('int64_atomics'):
+                features, s.buf.dtype, s.attrs['fn']):
+            if s.buf.dtype.bits == 64 and not features.get('int64_atomics'):
                 raise located(CompileError, 'atomic on an f64 field needs 64-bit float or integer '
                               'atomics, which this device lacks', s.loc)
-            out.add(s.field)
+            out.add(s.buf)
     return out
 
 
 def gen_atomic(cg, s):
-    f, fn, dt = s.field, s.attrs['fn'], s.field.dtype
+    f, fn, dt = s.buf, s.attrs['fn'], s.buf.dtype
     if dt.is_narrow:
         from .narrow import atomic
         return atomic(cg, s)

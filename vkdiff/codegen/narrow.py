@@ -27,7 +27,7 @@ def narrow(cg, dt, v):
 
 def _word_ptr(cg, s):
     """(pointer to the 32-bit word holding the element, bit offset of the element in it)."""
-    f, m = s.field, cg.m
+    f, m = s.buf, cg.m
     i32, u32 = cg.t(T.i32), cg.t(T.u32)
     idx = None
     for ix, n in zip(s.indices, f.shape):
@@ -74,11 +74,11 @@ def _bits(cg, dt, v):
 
 def load(cg, s):
     ptr, shift = _word_ptr(cg, s)
-    return _extract(cg, s.field.dtype, cg.op('OpLoad', cg.t(T.u32), ptr), shift)
+    return _extract(cg, s.buf.dtype, cg.op('OpLoad', cg.t(T.u32), ptr), shift)
 
 
 def store(cg, s):
-    m, u32, dt = cg.m, cg.t(T.u32), s.field.dtype
+    m, u32, dt = cg.m, cg.t(T.u32), s.buf.dtype
     ptr, shift = _word_ptr(cg, s)
     mask = cg.op('OpShiftLeftLogical', u32, m.const(T.u32, (1 << dt.bits) - 1), shift)
     bits = cg.op('OpShiftLeftLogical', u32, _bits(cg, dt, cg.values[s.value_arg]), shift)
@@ -102,7 +102,7 @@ def _apply(cg, fn, dt, a, b):
 
 def atomic(cg, s):
     """old = element; element = narrow(old OP value), by compare-exchange on the word."""
-    m, u32, dt, fn = cg.m, cg.t(T.u32), s.field.dtype, s.attrs['fn']
+    m, u32, dt, fn = cg.m, cg.t(T.u32), s.buf.dtype, s.attrs['fn']
     ptr, shift = _word_ptr(cg, s)
     val = cg.values[s.value_arg]
     mask = cg.op('OpShiftLeftLogical', u32, m.const(T.u32, (1 << dt.bits) - 1), shift)

@@ -73,7 +73,7 @@ class TaskCodegen:
         # float fields that need integer views for compare-exchange atomics
         self.int_view = set(float_atomic_fallback)
         self.vec_loads = {}
-        self.vec_written = {s.field for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
+        self.vec_written = {s.buf for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
 
     # ------------------------------------------------------------ helpers
     def fail(self, s, msg):
@@ -124,9 +124,9 @@ class TaskCodegen:
         read, written = set(), set()
         for s in ir.walk(self.task.body):
             if s.op in ('gload', 'atomic'):
-                read.add(s.field)
+                read.add(s.buf)
             if s.op in ('gstore', 'atomic'):
-                written.add(s.field)
+                written.add(s.buf)
         for k, f in enumerate(self.fields):
             et = self.storage_type(f)
             blk = m.buffer_block(m.scalar(et), et.nbytes)
@@ -350,7 +350,7 @@ class TaskCodegen:
             self.values[s] = self.op('OpLoad', self.t(s.dtype), self.values[s.args[0]])
         elif op == 'store':
             self.emit(f'OpStore {self.values[s.args[0]]} {self.values[s.args[1]]}')
-        elif op in ('gload', 'gstore') and s.field.dtype.is_narrow:
+        elif op in ('gload', 'gstore') and s.buf.dtype.is_narrow:
             from . import narrow
             if op == 'gload':
                 self.values[s] = narrow.load(self, s)
@@ -363,11 +363,11 @@ class TaskCodegen:
                                          str(s.attrs.get('comp', 0)))
                 return
             ptr = self.element_ptr(s)
-            v = self.op('OpLoad', self.t(self.storage_type(s.field)), ptr)
-            self.values[s] = self.from_storage(s.field, v)
+            v = self.op('OpLoad', self.t(self.storage_type(s.buf)), ptr)
+            self.values[s] = self.from_storage(s.buf, v)
         elif op == 'gstore':
             ptr = self.element_ptr(s)
-            self.emit(f'OpStore {ptr} {self.to_storage(s.field, self.values[s.value_arg])}')
+            self.emit(f'OpStore {ptr} {self.to_storage(s.buf, self.values[s.value_arg])}')
         elif op == 'atomic':
             self.values[s] = self.gen_atomic(s)
         elif op == 'if':
@@ -518,7 +518,7 @@ class TaskCodegen:
 
     # ------------------------------------------------------------ global memory
     def element_ptr(self, s):
-        f = s.field
+        f = s.buf
         i32 = self.t(T.i32)
         idx = None
         for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
@@ -538,7 +538,7 @@ class TaskCodegen:
     def vector_load(self, s):
         """Components of one vec2/vec4 field element read in the same block share one vector
         load (through a second, vector-typed view of the same binding)."""
-        f = s.field
+        f = s.buf
         if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
                 s.attrs.get('comp', 0) < 0 or f in self.vec_written:
             return None

@@ -50,21 +50,21 @@ class FieldElem:
         self.dtype = field.dtype
 
     def load(self):
-        attrs = {'field': self.field, 'comp': self.comp}
+        attrs = {'buf': self.field.buffer, 'comp': self.comp}
         if _grad_stopped(current(), self.field):
             attrs['stop_grad'] = True  # ti.stop_grad(x): no derivative flows back into x
         return Value(emit('gload', self.dtype, self.indices, attrs=attrs))
 
     def store(self, value):
         emit('gstore', None, self.indices + [ops.as_value(value, self.dtype).stmt],
-             attrs={'field': self.field, 'comp': self.comp})
+             attrs={'buf': self.field.buffer, 'comp': self.comp})
 
     def atomic(self, fn, value):
         v = ops.as_value(value, self.dtype)
         if fn in ('band', 'bor', 'bxor') and self.dtype.is_float:
             raise error('bitwise atomic on a float field')
         return Value(emit('atomic', self.dtype, self.indices + [v.stmt],
-                          attrs={'field': self.field, 'comp': self.comp, 'fn': fn}))
+                          attrs={'buf': self.field.buffer, 'comp': self.comp, 'fn': fn}))
 
 
 class MatrixLValue:

@@ -69,6 +69,9 @@ def cast(x, dtype):
     return Value(emit('cast', dtype, [x]))
 
 
+T.set_cast(cast)  # `ti.f32(x)`: types.py sits below the frontend
+
+
 def to_bool(x):
     """Truth value of a run-time scalar as u1."""
     if isinstance(x, Value):

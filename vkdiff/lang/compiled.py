@@ -1,16 +1,18 @@
 """API stage: a compiled kernel instance. Runs the pipeline (passes -> codegen -> pipelines on the
-device) and launches its tasks, recording one dispatch per task into the runtime's batch."""
+device) and launches its tasks, recording one dispatch per task into the runtime's batch; the
+Buffers each task names are bound to device storage once, when it is compiled (lang.binding)."""
 import struct
 
 from .. import ir
 from ..codegen import tools
 from ..codegen.atomics import fields_needing_int_view
 from ..codegen.spirv import LOCAL_SIZE, PushLayout, TaskCodegen
+from ..passes.host_eval import host_eval
 from ..passes.lower import lower_task
 from ..passes.reduction import optimize_reductions
 from ..passes.tasks import split_tasks
 from ..errors import KernelArgumentError, VkdiffError
-from . import loop_guard, state
+from . import binding, loop_guard, state
 from .convert import arg_converter
 
 
@@ -19,7 +21,7 @@ class CompiledTask:
         self.task = task
         self.per_thread, self.min_groups = _cpu_geometry(rt)
         self.per_thread = loop_guard.prepare(task, rt, self.per_thread)
-        self.fields = task.fields()
+        self.fields = task.buffers()
         limit = rt.limits.get('max_storage_buffers_per_stage')
         if limit and len(self.fields) > limit:
             from ..errors import CompileError, located
@@ -32,7 +34,6 @@ class CompiledTask:
                           (loop or next(iter(ir.walk(task.body)), None)).loc
                           if (loop or task.body.stmts) else None)
         reads, writes = task.accesses()
-        self.read_fields, self.write_fields = reads, writes
         int_view = fields_needing_int_view(list(ir.walk(task.body)), rt.features)
         self.total = task.loop.args[0] if task.kind == 'parallel' else None
         known = self.total is not None and all(x.op != 'gload' and x.op != 'arg'
@@ -40,8 +41,8 @@ class CompiledTask:
         self.local_size = LOCAL_SIZE
         self.asm = TaskCodegen(task, self.fields, push, rt.features, int_view).generate()
         self.binary = self.algo = None  # made by finish(), after the SPIR-V tools ran
-        self.reads = [f.storage for f in reads]
-        self.writes = [f.storage for f in writes]
+        self.reads = [binding.storage_for(b) for b in reads]
+        self.writes = [binding.storage_for(b) for b in writes]
         # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
         # launched when the reduction ran as one workgroup, which then adds its sum itself
         self.finishing = getattr(task, 'finishes', None) is not None
@@ -55,7 +56,8 @@ class CompiledTask:
 
     def finish(self, rt, push, binary):
         self.binary = binary
-        self.algo = rt.device.algorithm([f.storage.buf for f in self.fields], binary, push.size)
+        self.algo = rt.device.algorithm([binding.storage_for(b).buf for b in self.fields], binary,
+                                        push.size)
 
     def groups(self, args):
         """Workgroups for this launch, from the trip count when the host knows it (constants,
@@ -65,7 +67,7 @@ class CompiledTask:
             return 1
         if self.fixed is not None:
             return self.fixed
-        n = _host_eval(self.total, args, True)
+        n = host_eval(self.total, args, binding.host_load)
         if n is None:
             return min(self.min_groups, self.max_groups) if self.per_thread > 1 else self.max_groups
         size = self.local_size
@@ -113,47 +115,6 @@ def reduction_groups(rt):
     if env:
         return int(env)
     return 64 if _is_cpu_driver(rt) else 1024
-
-
-_HOST_OPS = {'add': lambda a, b: a + b, 'sub': lambda a, b: a - b, 'mul': lambda a, b: a * b,
-             'floordiv': lambda a, b: a // b if b else None,
-             'mod': lambda a, b: a % b if b else None, 'max': max, 'min': min,
-             'cast': lambda a: int(a)}
-
-
-def _host_eval(s, args, loads=False):
-    """The value of the integer expression s (a loop's trip count) on the host at launch, or
-    None where it needs the device: constants, kernel arguments, pure integer arithmetic, and
-    loads from fields whose host copy is current (`n = num_particles[None]` set from Python)."""
-    op = s.op
-    if op == 'const':
-        return s.attrs['value']
-    if op == 'arg':
-        return int(args[s.attrs['index']])
-    if op == 'gload':
-        return _host_load(s, args) if loads else None
-    f = _HOST_OPS.get(op)
-    if f is None:
-        return None
-    vals = [_host_eval(a, args, loads) for a in s.args]
-    if any(v is None for v in vals):
-        return None
-    return f(*vals)
-
-
-def _host_load(s, args):
-    field = s.field
-    st = field._storage
-    if st is None or st.state == 'device' or getattr(field, 'is_temporary', False):
-        return None  # the device copy is newer (or the field is a kernel's own temporary)
-    flat = 0
-    for ix, n in zip(s.args, field.shape):
-        k = _host_eval(ix, args, True)
-        if k is None or not 0 <= k < n:
-            return None
-        flat = flat * n + k
-    v = st.host.reshape(-1)[flat * field.ncomp + s.attrs.get('comp', 0)]
-    return v.item() if field.dtype.is_float else int(v)
 
 
 def _compile_all(asms):
@@ -230,8 +191,9 @@ class TaskList:
     def tangent(self):
         """The forward-mode (JVP) version of these tasks; of an adjoint, forward-over-reverse."""
         if getattr(self, '_tangent', None) is None:
-            from ..autodiff.forward import build_tangent
-            self._tangent = build_tangent(self)
+            from ..autodiff.forward import tangent_tasks
+            self._tangent = TaskList(self.name + '.jvp', tangent_tasks(self.tasks), self.push,
+                                     self.packer, self.converters, self.ret_field)
         return self._tangent
 
     def spirv(self):
@@ -252,6 +214,20 @@ class CompiledKernel(TaskList):
 
     def adjoint(self):
         if self._adjoint is None:
-            from ..autodiff.reverse import build_adjoint
-            self._adjoint = build_adjoint(self)
+            from ..autodiff.reverse import adjoint_tasks
+            tasks, flags = adjoint_tasks(self.tasks, self.name,
+                                         state.config.get('ad_stack_size', 0))
+            self._adjoint = TaskList(self.name + '.grad', tasks, self.push, self.packer,
+                                     self.converters)
+            self._adjoint.overflow_flags = flags
         return self._adjoint
+
+
+def check_overflow(tasklist):
+    """After an adjoint launch with run-time sized per-iteration storage: was it enough?"""
+    for f in tasklist.overflow_flags:
+        if binding.storage_for(f).for_host_read()[()]:
+            from ..errors import AutodiffError, located
+            raise located(AutodiffError, 'a loop ran more iterations than ti.init(ad_stack_size='
+                          f'{state.config.get("ad_stack_size")}) can store for its adjoint: the '
+                          'gradient would be wrong. Raise ad_stack_size.', f.meta['overflow_loc'])

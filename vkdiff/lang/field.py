@@ -1,22 +1,26 @@
 """API stage: global fields (`ti.field`, `Vector.field`, `Matrix.field`, `ti.root`), their
 gradients, and host access. A field's data lives on the device; the host sees it through a lazily
-synchronised mirror (see runtime.program.Storage)."""
+synchronised mirror (see runtime.program.Storage). Kernels see a field as its `buffer` (an
+ir.Buffer, bound to the field's storage at launch: lang.binding)."""
 import numpy as np
 
+from .. import ir
 from .. import types as T
 from ..errors import (IndexCountError, IndexTypeError, UnsupportedError, VkdiffError,
                       VkdiffIndexError, VkdiffTypeError, VkdiffValueError)
-from . import convert, state
+from . import binding, convert, state
 
 
 class Field:
     """A dense field of scalars, vectors (`elem_shape=(n,)`) or matrices (`(n, m)`)."""
 
-    def __init__(self, dtype, shape, elem_shape=(), name=None):
+    def __init__(self, dtype, shape, elem_shape=(), name=None, role='field'):
         self.dtype = T.resolve(dtype)
-        self._shape = None if shape is None else _norm_shape(shape)
         self.elem_shape = tuple(elem_shape)
         self.name = name or f'field{len(state.fields)}'
+        self.buffer = ir.Buffer(self.name, self.dtype, None, self.elem_shape, role)
+        self._shape = None if shape is None else _norm_shape(shape)
+        binding.register(self)
         if self._shape is not None:
             self._check_size()
         self._grad = None
@@ -38,6 +42,7 @@ class Field:
     @grad.setter
     def grad(self, g):
         self._grad = g
+        self.buffer.grad = g.buffer if g is not None else None
 
     @property
     def dual(self):
@@ -47,6 +52,7 @@ class Field:
     @dual.setter
     def dual(self, g):
         self._dual = g
+        self.buffer.dual = g.buffer if g is not None else None
 
     def _unplaced(self, kind):
         if self._shape is None and self.is_grad_of is None and self.dtype.is_float:
@@ -54,6 +60,14 @@ class Field:
         return None
 
     # ---------------------------------------------------------------- layout
+    @property
+    def _shape(self):
+        return self.buffer.shape  # None until placed (ti.root...place(x))
+
+    @_shape.setter
+    def _shape(self, shape):
+        self.buffer.shape = shape
+
     @property
     def shape(self):
         if self._shape is None:
@@ -93,8 +107,9 @@ class Field:
                 g._place(shape)
 
     def _add_grad(self, kind='grad'):
-        g = Field(self.dtype, self._shape, self.elem_shape, name=f'{self.name}.{kind}')
+        g = Field(self.dtype, self._shape, self.elem_shape, name=f'{self.name}.{kind}', role=kind)
         g.is_grad_of = self
+        g.buffer.primal = self.buffer
         g.offset = self.offset
         setattr(self, kind, g)
         return g

@@ -282,7 +282,7 @@ class AdjointKernel:
         adjoint = inst.adjoint()
         result = adjoint.launch(rargs)
         if adjoint.overflow_flags:
-            from ..autodiff.reverse import check_overflow
+            from .compiled import check_overflow
             check_overflow(adjoint)
         return result
 

@@ -27,10 +27,11 @@ def prepare(task, rt, per_thread):
 def _flag(rt):
     f = getattr(rt, 'loop_flag', None)
     if f is None:
-        from .field import Field
-        f = rt.loop_flag = Field('i32', (), name='loop_limit_status')
-        f.is_temporary = True
-        st = f.storage
+        from .. import ir
+        from .. import types as T
+        from .binding import temp_storage
+        f = rt.loop_flag = ir.Buffer('loop_limit_status', T.i32, (), role='temp')
+        st = temp_storage(f)
         rt.status_checks.append((st, lambda: _check(st)))
     return f
 

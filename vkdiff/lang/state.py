@@ -9,6 +9,7 @@ from .. import types as T
 
 generation = 0
 fields = []
+temps = {}   # ir.Buffer -> Storage of the compiler's temporaries (lang.binding)
 _runtime = None
 config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': ()}
 tape = None  # the active Tape, if any
@@ -73,6 +74,7 @@ def reset():
     for f in fields:
         f._storage = None
     fields.clear()
+    temps.clear()
     tape = fwd = None
     if _runtime is not None:
         rt, _runtime = _runtime, None

@@ -143,7 +143,7 @@ def guard_loops(task, flag):
         tail += [more, total, best, most]
     limit = ir.const(LIMIT, T.i32)
     hit = ir.Stmt('ge', T.u1, [total, limit])
-    then = ir.Block([ir.Stmt('gstore', None, [best], {'field': flag, 'comp': 0})])
+    then = ir.Block([ir.Stmt('gstore', None, [best], {'buf': flag, 'comp': 0})])
     tail += [limit, hit, ir.Stmt('if', None, [hit], blocks=[then, ir.Block()])]
     for k, x in enumerate(head):
         task.body.insert(k, x)

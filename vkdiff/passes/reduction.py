@@ -50,12 +50,12 @@ def _candidates(task):
     for s in body:
         for a in s.args:
             users[a] = users.get(a, 0) + 1
-    touched_otherwise = {s.field for s in body if s.op in ('gload', 'gstore') or
+    touched_otherwise = {s.buf for s in body if s.op in ('gload', 'gstore') or
                          (s.op == 'atomic' and (s.attrs['fn'] not in ('add', 'sub') or users.get(s)))}
     out = []
     for s in body:
         if s.op == 'atomic' and s.attrs['fn'] in ('add', 'sub') and not users.get(s) \
-                and s.field not in touched_otherwise and not s.field.dtype.is_bool:
+                and s.buf not in touched_otherwise and not s.buf.dtype.is_bool:
             out.append(s)
     return out
 
@@ -100,13 +100,13 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
     body = task.body
     pos = body.stmts.index(loop)
     finishing = []
-    acc_types = [T.f64 if s.field.dtype.is_float and features.get('float64') else s.field.dtype
+    acc_types = [T.f64 if s.buf.dtype.is_float and features.get('float64') else s.buf.dtype
                  for s in uniform]
     # one partials field per accumulator type, `groups` slots per accumulator: a task with many
     # accumulators (the tangent of an adjoint has dozens) must stay within the device's
     # maxPerStageDescriptorStorageBuffers (32 on lavapipe), or the dispatch crashes
     # run as one workgroup, the task applies its sums itself, if it may bind their targets too
-    direct = max_fields is None or len(task.fields()) + len(set(acc_types)) <= max_fields
+    direct = max_fields is None or len(task.buffers()) + len(set(acc_types)) <= max_fields
     partials = {}
     for acc_t in acc_types:
         if acc_t not in partials:
@@ -118,7 +118,7 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
         zero = _const(body, 0, acc_t, at=pos + 1)
         _emit(body, 'store', None, [acc, zero], at=pos + 2)
         pos += 3
-        target = (s.field, s.attrs['comp'], s.attrs['fn'], list(s.indices))
+        target = (s.buf, s.attrs['comp'], s.attrs['fn'], list(s.indices))
         _replace_with_accumulate(s, acc, acc_t)
         pf, used = partials[acc_t]
         base = used[0] * groups
@@ -177,12 +177,12 @@ def _cache_repeated_loads(task, pos):
     and redone only when their index changes (`x[i]` in the gravity kernels: half the loads)."""
     loop = task.loop
     body = loop.blocks[0]
-    written = {s.field for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
+    written = {s.buf for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
     groups = {}
     for s in body.stmts:
-        if s.op == 'gload' and s.field not in written and s.indices and \
+        if s.op == 'gload' and s.buf not in written and s.indices and \
                 not all(_invariant(i, loop) for i in s.indices):
-            groups.setdefault((s.field, tuple(s.indices)), []).append(s)
+            groups.setdefault((s.buf, tuple(s.indices)), []).append(s)
     for (field, indices), loads in groups.items():
         pro = ir.Block()
         last = _LastIndex(pro, indices)
@@ -205,10 +205,10 @@ def _hoist_invariant_loads(task):
     """Loads of fields the task never writes, at loop-invariant indices (`U.grad[None]` in an
     adjoint), move out of the parallel loop: one load per thread instead of per iteration."""
     loop = task.loop
-    written = {s.field for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
+    written = {s.buf for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
     pos = task.body.stmts.index(loop)
     for s in list(loop.blocks[0].stmts):  # top level of the body: executed every iteration
-        if s.op == 'gload' and s.field not in written and \
+        if s.op == 'gload' and s.buf not in written and \
                 all(_invariant(i, loop) for i in s.indices):
             loop.blocks[0].stmts.remove(s)
             for i in reversed(ir.dependencies(s.indices)):
@@ -256,8 +256,8 @@ def _split_by_rate(task, cands):
     A = T_ // B
     # the copy runs after the original: it must not read what the original writes, nor draw
     # different random numbers
-    written = {st.field for st in ir.walk(task.body) if st.op in ('gstore', 'atomic')}
-    if any(st.op == 'random' or (st.op == 'gload' and st.field in written)
+    written = {st.buf for st in ir.walk(task.body) if st.op in ('gstore', 'atomic')}
+    if any(st.op == 'random' or (st.op == 'gload' and st.buf in written)
            for st in ir.walk(task.body)):
         return None
     mapping = {}
@@ -304,10 +304,7 @@ def _replace_with_accumulate(s, acc, acc_t):
 
 
 def _partials_field(task, k, dtype, groups):
-    from ..lang.field import Field
-    f = Field(dtype, (groups,), name=f'{task.name}.partials{k}')
-    f.is_temporary = True
-    return f
+    return ir.Buffer(f'{task.name}.partials{k}', dtype, (groups,), role='temp')
 
 
 def _store_partial(target, total, acc_t, partials, base, groups, direct):
@@ -319,13 +316,13 @@ def _store_partial(target, total, acc_t, partials, base, groups, direct):
     ng = _emit(then, 'group_count', T.i32)
     gid = _emit(split, 'group_index', T.i32)
     slot = _emit(split, 'add', T.i32, [gid, _const(split, base, T.i32)]) if base else gid
-    _emit(split, 'gstore', None, [slot, total], {'field': partials, 'comp': 0})
+    _emit(split, 'gstore', None, [slot, total], {'buf': partials, 'comp': 0})
     first = _emit(split, 'eq', T.u1, [gid, _const(split, 0, T.i32)])
     zero_body = ir.Block()
     k = ir.Stmt('for', T.i32, [ng, _const(split, groups, T.i32)], {'step': 1}, [zero_body])
     slot = _emit(zero_body, 'add', T.i32, [k, _const(zero_body, base, T.i32)]) if base else k
     _emit(zero_body, 'gstore', None, [slot, _const(zero_body, 0, acc_t)],
-          {'field': partials, 'comp': 0})
+          {'buf': partials, 'comp': 0})
     zero = ir.Block()
     zero.append(k)
     _emit(split, 'if', None, [first], blocks=[zero, ir.Block()])
@@ -350,7 +347,7 @@ def _apply(body, target, total, acc_t):
     if acc_t is not field.dtype:
         total = _emit(body, 'cast', field.dtype, [total])
     _emit(body, 'atomic', field.dtype, [mapping[i] for i in indices] + [total],
-          {'field': field, 'comp': comp, 'fn': fn})
+          {'buf': field, 'comp': comp, 'fn': fn})
 
 
 def _finish_tasks(task, finishing, groups, direct, max_fields=16):
@@ -377,7 +374,7 @@ def _finish_one(body, target, partials, acc_t, groups, base):
     loop_body = ir.Block()
     loop = _emit(body, 'for', T.i32, [_const(body, base, T.i32), _const(body, base + groups, T.i32)],
                  {'step': 1}, blocks=[loop_body])
-    p = _emit(loop_body, 'gload', acc_t, [loop], {'field': partials, 'comp': 0})
+    p = _emit(loop_body, 'gload', acc_t, [loop], {'buf': partials, 'comp': 0})
     old = _emit(loop_body, 'load', acc_t, [acc])
     _emit(loop_body, 'store', None, [acc, _emit(loop_body, 'add', acc_t, [old, p])])
     _apply(body, target, _emit(body, 'load', acc_t, [acc]), acc_t)
@@ -386,7 +383,7 @@ def _finish_one(body, target, partials, acc_t, groups, base):
 def _segmented(task, s, pos):
     """Per-thread run-length accumulation of atomic adds whose index varies."""
     body = task.body
-    dt, target = s.field.dtype, (s.field, s.attrs['comp'], s.attrs['fn'])
+    dt, target = s.buf.dtype, (s.buf, s.attrs['comp'], s.attrs['fn'])
     indices, v = s.indices, s.value_arg
     # prologue: acc = 0; last index = -1
     pro = ir.Block()
@@ -418,6 +415,6 @@ def _flush_block(acc, last, dt, target):
     valid = b.append(ir.Stmt('ge', T.u1, [lv[0], b.append(ir.const(0, T.i32))]))
     inner = ir.Block()
     a = inner.append(ir.Stmt('load', dt, [acc]))
-    inner.append(ir.Stmt('atomic', dt, lv + [a], {'field': field, 'comp': comp, 'fn': fn}))
+    inner.append(ir.Stmt('atomic', dt, lv + [a], {'buf': field, 'comp': comp, 'fn': fn}))
     b.append(ir.Stmt('if', None, [valid], blocks=[inner, ir.Block()]))
     return b

@@ -1,7 +1,7 @@
 """Pass: split a kernel body into tasks, each one compute dispatch. Every top-level `parfor` is a
 parallel task; each run of other top-level statements is a serial task (one invocation). Pure
 values a task needs from elsewhere are cloned into it; locals shared between tasks become 0-D
-global temporaries (fields), so a kernel may mix loops and serial code freely."""
+global temporaries (Buffers with role 'temp'), so a kernel may mix loops and serial code freely."""
 from .. import ir
 from .. import types as T
 from .simplify import simplify
@@ -23,10 +23,10 @@ class Task:
         return next(s for s in self.body.stmts if s.op == 'parfor')
 
     def accesses(self):
-        """(fields read, fields written) by this task."""
+        """(Buffers read, Buffers written) by this task."""
         reads, writes = [], []
         for s in ir.walk(self.body):
-            f = s.attrs.get('field')
+            f = s.attrs.get('buf')
             if f is None:
                 continue
             if s.op == 'gload' or s.op == 'atomic':
@@ -37,7 +37,8 @@ class Task:
                     writes.append(f)
         return reads, writes
 
-    def fields(self):
+    def buffers(self):
+        """The Buffers this task binds, in binding order (those read first)."""
         r, w = self.accesses()
         return r + [f for f in w if f not in r]
 
@@ -59,8 +60,7 @@ def _owner_task(stmt, top_index):
 
 def promote_shared_locals(body, kernel_name):
     """Locals declared at kernel top level and used by statements of different tasks become
-    0-D fields."""
-    from ..lang.field import Field
+    0-D temporaries (Buffers with role 'temp')."""
     groups = _group(body)
     group_of = {}
     for g, stmts in enumerate(groups):
@@ -75,8 +75,7 @@ def promote_shared_locals(body, kernel_name):
     for a in [s for s in body.stmts if s.op == 'alloca']:
         if len(users.get(a, ())) <= 1 and not a.attrs.get('spill'):
             continue
-        f = Field(a.dtype, (), name=f'{kernel_name}.local{promoted}')
-        f.is_temporary = True
+        f = ir.Buffer(f'{kernel_name}.local{promoted}', a.dtype, (), role='temp')
         promoted += 1
         stmts = list(ir.walk(body))
         for s in stmts:
@@ -84,7 +83,7 @@ def promote_shared_locals(body, kernel_name):
                 _shared_store(s, a, f, stmts)
         for s in stmts:
             if s.op == 'load' and s.args[0] is a:
-                s.op, s.args, s.attrs = 'gload', [], {'field': f, 'comp': 0}
+                s.op, s.args, s.attrs = 'gload', [], {'buf': f, 'comp': 0}
         body.stmts.remove(a)
 
 
@@ -100,14 +99,14 @@ def _shared_store(s, var, f, stmts=()):
         if amount.dtype is not var.dtype:
             amount = s.parent.insert(s.parent.stmts.index(s), ir.Stmt('cast', var.dtype, [amount]))
         s.op, s.dtype, s.args, s.attrs = 'atomic', var.dtype, [amount], {
-            'field': f, 'comp': 0, 'fn': fn}
+            'buf': f, 'comp': 0, 'fn': fn}
         feed = op.args[0]
         old = feed.args[0] if feed.op == 'cast' else feed
         for t in stmts:
             if t is not op and t is not feed and old in t.args:
                 t.args = [s if x is old else x for x in t.args]
     else:
-        s.op, s.args, s.attrs = 'gstore', [val], {'field': f, 'comp': 0}
+        s.op, s.args, s.attrs = 'gstore', [val], {'buf': f, 'comp': 0}
 
 
 def _loads(x, var):
@@ -174,10 +173,10 @@ def spill_cross_task_values(body):
     (`a = x[None]; x[None] = 1; for i in y: y[i] = a`), and impossible when it holds a random
     number, an atomic's old value or a local's load: such a value is stored in a fresh local right
     where it is computed, and the later task loads it (promote_shared_locals then turns the local
-    into a 0-D temporary field)."""
+    into a 0-D temporary)."""
     groups = _group(body)
     group_of = {s: g for g, stmts in enumerate(groups) for s in stmts}
-    writes = [{t.attrs['field'] for s in stmts for t in [s, *_nested(s)]
+    writes = [{t.attrs['buf'] for s in stmts for t in [s, *_nested(s)]
                if t.op in ('gstore', 'atomic')} for stmts in groups]
     spilled = {}
     for g, stmts in enumerate(groups):
@@ -229,7 +228,7 @@ def _must_spill(v, end, group_of, writes):
         seen.add(s)
         if s.op == 'gload':
             first = group_of.get(s, end)
-            if any(s.attrs['field'] in writes[k] for k in range(first, end)):
+            if any(s.attrs['buf'] in writes[k] for k in range(first, end)):
                 return True
         elif s.op not in ir.PURE:
             return True

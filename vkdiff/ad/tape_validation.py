@@ -3,24 +3,28 @@ access check. After each recorded launch, a marker version of the kernel (its wr
 read of a field also setting a flag in that field's read mask) finds exactly which elements the
 launch read; their values are kept. At the Tape's exit, any of them that a later launch changed
 means the adjoint of the earlier launch would replay a wrong value: an AutodiffError."""
+import weakref
+
 import numpy as np
 
 from .. import ir
+from .. import types as T
 from ..errors import AutodiffError
 
+_masks = weakref.WeakKeyDictionary()  # Buffer -> its read mask (a temporary Buffer)
 
-def _mask_of(field):
-    m = getattr(field, '_readmask', None)
-    if m is None or m._generation != field._generation:
-        from ..lang.field import Field
-        m = Field('i32', field.shape, field.elem_shape, name=f'{field.name}.readmask')
-        m.is_temporary = True
-        field._readmask = m
+
+def _mask_of(buf):
+    m = _masks.get(buf)
+    if m is None or m.shape != buf.shape:
+        m = _masks[buf] = ir.Buffer(f'{buf.name}.readmask', T.i32, buf.shape, buf.elem_shape,
+                                    role='temp')
     return m
 
 
 def marker_tasks(tasks):
-    """Copies of the tasks that only mark the elements they read."""
+    """Copies of the tasks that only mark the elements they read: (tasks, the user Buffers they
+    read). `_mask_of(buf)` is the i32 temporary holding the marks of `buf`."""
     from ..passes.simplify import simplify
     from ..passes.tasks import Task
     out, fields = [], []
@@ -31,16 +35,15 @@ def marker_tasks(tasks):
                 if s.op == 'atomic' and any(s in u.args for u in ir.walk(body)):
                     continue  # its old value is used: keep it (rare)
                 s.parent.stmts.remove(s)
-            elif s.op == 'gload' and not getattr(s.field, 'is_temporary', False) \
-                    and s.field.is_grad_of is None:
-                mask = _mask_of(s.field)
-                if s.field not in fields:
-                    fields.append(s.field)
+            elif s.op == 'gload' and s.buf.role == 'field':
+                mask = _mask_of(s.buf)
+                if s.buf not in fields:
+                    fields.append(s.buf)
                 one = ir.const(1, mask.dtype)
                 pos = s.parent.stmts.index(s) + 1
                 s.parent.insert(pos, one)
                 s.parent.insert(pos + 1, ir.Stmt('gstore', None, list(s.indices) + [one],
-                                                 {'field': mask, 'comp': s.attrs['comp']}))
+                                                 {'buf': mask, 'comp': s.attrs['comp']}))
         simplify(body)
         out.append(Task(t.kind, body, t.name + '_readmarks'))
     return out, fields
@@ -48,7 +51,7 @@ def marker_tasks(tasks):
 
 class ReadLog:
     def __init__(self):
-        self.entries = []   # (kernel name, field, mask, values read)
+        self.entries = []   # (kernel name, field, mask of elements read, values read)
         self._markers = {}
 
     def record(self, kernel, args):
@@ -60,22 +63,24 @@ class ReadLog:
             state.tape = tape
 
     def _record(self, kernel, args):
+        from ..lang import binding
         from ..lang.compiled import TaskList
         inst, rargs = kernel.instance(args)
         marker = self._markers.get(id(inst))
         if marker is None:
-            tasks, fields = marker_tasks(inst.tasks)
+            tasks, bufs = marker_tasks(inst.tasks)
             marker = self._markers[id(inst)] = (
                 TaskList(inst.name + '.readmarks', tasks, inst.push, inst.packer, inst.converters),
-                fields)
+                [(binding.owner(b), binding.storage_for(_mask_of(b))) for b in bufs])
         tl, fields = marker
-        for f in fields:
-            _mask_of(f).fill(0)
+        for f, mask in fields:
+            mask.for_host_overwrite()[...] = 0
         tl.launch(rargs)
-        for f in fields:
-            read = _mask_of(f).to_numpy() != 0
+        for f, mask in fields:
+            vals = f.to_numpy()
+            read = (mask.for_host_read() != 0).reshape(vals.shape)
             if read.any():
-                self.entries.append((kernel.__name__, f, read, f.to_numpy()[read].copy()))
+                self.entries.append((kernel.__name__, f, read, vals[read].copy()))
 
     def check(self):
         for kname, field, read, old in self.entries:

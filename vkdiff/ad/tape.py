@@ -1,8 +1,8 @@
 """API stage, autodiff front: `Tape`, `grad_replaced` / `grad_for` (Taichi's names and semantics).
 The tape records kernel launches (and custom-gradient calls) and replays their adjoints in
 reverse order."""
-from .errors import AutodiffError, VkdiffError
-from .lang import state
+from ..errors import AutodiffError, VkdiffError
+from ..lang import state
 
 
 def clear_all_gradients(kind='grad'):
@@ -27,11 +27,11 @@ class Tape:
         self.grad_check = grad_check
         self.entries = []   # ('kernel', kernel, args) | ('custom', func, args, kwargs)
         if validation:
-            from .autodiff.tape_validation import ReadLog
+            from .tape_validation import ReadLog
             self._reads = ReadLog()
         if loss is not None:
-            from .errors import AutodiffArgumentError, VkdiffTypeError
-            from .lang.field import Field
+            from ..errors import AutodiffArgumentError, VkdiffTypeError
+            from ..lang.field import Field
             if not isinstance(loss, Field):
                 raise VkdiffTypeError(f'Tape(loss=...) needs a 0-D float field with '
                                       f'needs_grad=True, got {type(loss).__name__} {loss!r}')
@@ -80,7 +80,7 @@ class Tape:
         """Tape(grad_check=[fields]): the worst relative error of the gradients of those fields
         (forward-mode directional derivatives against the reverse gradient); printed and kept as
         `tape.grad_check_error`. The gradients computed by the tape are left in place."""
-        from .autodiff.check import gradcheck
+        from .check import gradcheck
         saved = {f: f.grad.to_numpy() for f in state.fields if f.grad is not None
                  and f._generation == state.generation and f._shape is not None}
 
@@ -95,17 +95,17 @@ class Tape:
         return err
 
     def __str__(self):
-        from .autodiff.tape_view import describe
+        from .tape_view import describe
         return describe(self)
 
     def to_dot(self):
         """The recorded launches, the fields they read and wrote, and the adjoint order, as
         Graphviz DOT text."""
-        from .autodiff.tape_view import to_dot
+        from .tape_view import to_dot
         return to_dot(self)
 
     def check(self):
-        from .autodiff.access_rules import check_tape, launch_summary, written_fields
+        from ..autodiff.access_rules import check_tape, launch_summary, written_fields
         kernels = [(e[1], e[1].instance(e[2])[0], e[2]) for e in self.entries if e[0] == 'kernel']
         written = frozenset().union(*(written_fields(inst) for _, inst, _ in kernels))
         check_tape([(k.__name__, launch_summary(inst, _rt_args(k, args), written))
@@ -132,12 +132,12 @@ def _adjoint_tangent(kernel, args):
     adjoint = inst.adjoint()
     adjoint.tangent().launch(rargs)
     if adjoint.overflow_flags:
-        from .autodiff.reverse import check_overflow
+        from ..lang.compiled import check_overflow
         check_overflow(adjoint)
 
 
 def gradcheck(loss, params, fn, *args, **kwargs):
-    from .autodiff.check import gradcheck as check
+    from .check import gradcheck as check
     return check(loss, params, fn, *args, **kwargs)
 
 

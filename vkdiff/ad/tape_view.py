@@ -1,13 +1,15 @@
 """Autodiff: seeing what the Tape recorded — the launches, the fields each read and wrote, and the
 order the adjoints run in — as text and as Graphviz DOT (no graphviz needed to produce it)."""
 def launch_fields(kernel, args):
-    """(fields read, fields written) by one launch of a kernel."""
+    """(fields read, fields written) by one launch of a kernel (the compiler's temporaries left
+    out)."""
+    from ..lang.binding import owner
     inst, _ = kernel.instance(args)
     reads, writes = [], []
     for t in inst.tasks:
         r, w = t.accesses()
-        reads += [f for f in r if f not in reads and not getattr(f, 'is_temporary', False)]
-        writes += [f for f in w if f not in writes and not getattr(f, 'is_temporary', False)]
+        reads += [f for f in map(owner, r) if f is not None and f not in reads]
+        writes += [f for f in map(owner, w) if f is not None and f not in writes]
     return reads, writes
 
 

@@ -1,0 +1,10 @@
+"""API stage, launch-level autodiff (`ti.ad`): what runs kernels' derivatives at the level of
+whole launches -- the Tape (reverse mode), FwdMode (forward mode), custom gradients
+(grad_replaced / grad_for / jvp_for / no_grad), Hessian-vector products, gradient checking, the
+Tape's access validation and its text/DOT view. The IR transforms themselves (adjoint and
+tangent kernels) live in vkdiff/autodiff/."""
+from .tape import (Tape, FwdMode, clear_all_gradients, grad_replaced, grad_for, jvp_for, no_grad,
+                   hvp, gradcheck)
+
+__all__ = ['Tape', 'FwdMode', 'clear_all_gradients', 'grad_replaced', 'grad_for', 'jvp_for',
+           'no_grad', 'hvp', 'gradcheck']

@@ -1,0 +1,44 @@
+"""API stage: the public `ti.types` namespace. vkdiff/types.py holds the dtypes only (the compiler
+core imports it); this module is those same objects plus the constructors Taichi programs use to
+declare and annotate: `vector`, `matrix`, `struct`, `template`, `ndarray`. vkdiff/__init__.py
+exposes it as `vkdiff.types`, so `ti.types.vector(3, ti.f32)`, `ti.types.f32` and
+`ti.types.is_integral(...)` all work from user code."""
+from .. import types as _dtypes
+from ..errors import CompileError
+from ..math import MatrixType, VectorType
+from .kernel import Template
+from .struct import struct as _struct
+
+# every name of vkdiff/types.py (f32, DataType, resolve, primitive_types, is_integral, ...): the
+# same objects, so code holding this namespace as `types` sees exactly the dtypes module
+globals().update({k: v for k, v in vars(_dtypes).items()
+                  if not (k.startswith('__') and k.endswith('__'))})
+
+
+# ---------------------------------------------------------------- compound types
+def vector(n, dtype):
+    """`ti.types.vector(3, ti.f32)`: constructs vectors, makes fields, annotates func arguments
+    (not kernel arguments: pass scalars)."""
+    return VectorType(n, dtype)
+
+
+def matrix(n, m, dtype):
+    """`ti.types.matrix(2, 3, ti.f32)`: an n x m matrix type (like vector)."""
+    return MatrixType(n, m, dtype)
+
+
+def struct(**members):
+    """`ti.types.struct(pos=ti.math.vec2, mass=ti.f32)`: a struct type; call it to make struct
+    values, `.field(shape=n)` for a struct field (one field per member)."""
+    return _struct(**members)
+
+
+# ---------------------------------------------------------------- kernel argument annotations
+def template():
+    """`ti.types.template()`: the same as `ti.template()`."""
+    return Template()
+
+
+# ndarray annotation types (issue 12) go here
+def ndarray(*args, **kwargs):
+    raise CompileError('ndarray arguments are not supported by vkdiff; use fields')
