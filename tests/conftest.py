@@ -1,5 +1,6 @@
-"""Shared fixtures: every test starts from a fresh `ti.init()` (fields, kernels and the runtime
-are reset), so tests never see each other's state."""
+"""Shared fixtures: every device test starts from a fresh `ti.init()` (fields, kernels and the
+runtime are reset), so tests never see each other's state. tests/compiler/ overrides
+`fresh_vkdiff` with a device-free set-up (its conftest.py): that tier runs without Vulkan."""
 import pytest
 
 import vkdiff as ti

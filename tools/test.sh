@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up the machine (tools/setup.sh) and runs the whole test suite, then the whole suite again
+# Sets up the machine (tools/setup.sh), runs the compiler tier (tests/compiler) with no Vulkan
+# driver visible (it must not need a device), then the whole test suite, then the whole suite again
 # under the Khronos validation layer (synchronization validation on): any message the layer logs
 # fails the test that caused it. Then the Taichi conformance ratchet (tools/conformance.py): every
 # Taichi v1.7.4 test listed in tests/conformance/expected-pass.txt must pass (the kit lives in
@@ -12,6 +13,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 bash tools/setup.sh
 PY="$ROOT/.venv/bin/python"
+echo "== compiler tier without a device (tests/compiler, VK_ICD_FILENAMES=/nonexistent: no Vulkan)"
+VK_ICD_FILENAMES=/nonexistent "$PY" -m pytest tests/compiler -q -p no:cacheprovider "$@"
 echo "== test suite"
 "$PY" -m pytest tests -q "$@"
 echo "== validation layer run (VKDIFF_VALIDATION=1)"

@@ -202,32 +202,57 @@ def clone_stmt(s, mapping):
 
 
 # ---------------------------------------------------------------- printing
-def _fmt_attr(k, v):
+class Names:
+    """Print names of statements, numbered 0..n in order of appearance in one print (not the
+    process-wide `Stmt.id`), so the same kernel prints the same whatever compiled before. One
+    Names may be shared by several blocks printed together (the tasks of a kernel)."""
+
+    def __init__(self):
+        self.ids = {}
+
+    def __call__(self, s):
+        k = self.ids.get(s)
+        if k is None:
+            k = self.ids[s] = len(self.ids)
+        return f'%{k}'
+
+
+def _fmt_value(v, names):
+    if isinstance(v, Stmt):
+        return names(v)
+    if isinstance(v, (list, tuple)) and any(isinstance(x, Stmt) for x in v):
+        return '[' + ', '.join(_fmt_value(x, names) for x in v) + ']'
+    return repr(v)
+
+
+def _fmt_attr(k, v, names):
     if k == 'buf':
         return f'buf={v.name}'
-    return f'{k}={v!r}'
+    return f'{k}={_fmt_value(v, names)}'
 
 
-def format_block(block, indent=0, out=None):
+def format_block(block, indent=0, out=None, names=None):
     out = [] if out is None else out
+    names = Names() if names is None else names
     pad = '  ' * indent
     for s in block.stmts:
-        lhs = f'{s!r}:{s.dtype} = ' if s.dtype is not None else ''
-        args = ', '.join(repr(a) for a in s.args)
-        attrs = ' '.join(_fmt_attr(k, v) for k, v in s.attrs.items())
+        lhs = f'{names(s)}:{s.dtype} = ' if s.dtype is not None else ''
+        args = ', '.join(names(a) for a in s.args)
+        attrs = ' '.join(_fmt_attr(k, v, names) for k, v in s.attrs.items())
         line = f'{pad}{lhs}{s.op}({args})' + (f' [{attrs}]' if attrs else '')
         out.append(line)
         for i, b in enumerate(s.blocks):
             if s.op == 'if':
                 out.append(f'{pad}  {"then" if i == 0 else "else"}:')
-                format_block(b, indent + 2, out)
+                format_block(b, indent + 2, out, names)
             else:
-                format_block(b, indent + 1, out)
+                format_block(b, indent + 1, out, names)
     return out
 
 
-def format_ir(block):
-    return '\n'.join(format_block(block))
+def format_ir(block, names=None):
+    """The block as text; statements named %0, %1... in order of appearance (see Names)."""
+    return '\n'.join(format_block(block, names=names))
 
 
 def const(value, dtype):

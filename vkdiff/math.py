@@ -8,7 +8,8 @@ import math as _m
 from . import types as _T
 from .frontend import ops as _ops
 from .lang import api as _api
-from .lang.matrix import Matrix as _Matrix, Vector as _Vector
+from .lang.field import make_field
+from .lang.matrix import Matrix as _Matrix, Vector as _Vector, elementwise as _elementwise_matrix
 
 pi = _m.pi
 e = _m.e
@@ -16,58 +17,63 @@ inf = _m.inf
 nan = _m.nan
 
 
-class VectorType(_T.TensorType):
-    """`ti.math.vec3`, `ti.types.vector(3, ti.f32)`: a vector type of n entries."""
+class _CompoundType(_T.TensorType):
+    """What vector and matrix types share: construction from entries, and `.field(...)`."""
+    elem_shape = ()
 
-    def __init__(self, n, dtype):
-        self.n, self.dtype = n, dtype
-
-    def __call__(self, *args):
+    def _entries(self, args, nested):
+        """The flat entries of `T(args...)`: numbers, vectors/matrices, (nested) lists, numpy
+        arrays; a single scalar fills every entry."""
+        count = 1
+        for d in self.elem_shape:
+            count *= d
         flat = []
         for a in args:
             if hasattr(a, 'ravel') and hasattr(a, 'tolist'):  # numpy arrays
                 a = a.ravel().tolist()
-            flat.extend(a.entries if isinstance(a, _Matrix) else
-                        list(a) if isinstance(a, (list, tuple)) else [a])
+            if isinstance(a, _Matrix):
+                flat.extend(a.entries)
+            elif isinstance(a, (list, tuple)):
+                flat.extend([x for r in a for x in (r if isinstance(r, (list, tuple)) else [r])]
+                            if nested else a)
+            else:
+                flat.append(a)
         if len(flat) == 1:
-            flat = flat * self.n
-        if len(flat) != self.n:
-            raise TypeError(f'{self!r} takes {self.n} entries, got {len(flat)}')
-        return _Vector(flat, dt=_T.resolve(self.dtype))
+            flat = flat * count
+        if len(flat) != count:
+            raise TypeError(f'{self!r} takes {count} entries, got {len(flat)}')
+        return flat
 
     def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
-        from .lang.field import make_field
-        return make_field(self.dtype, shape, (self.n,), needs_grad, needs_dual, name, kw.get('offset'))
+        return make_field(self.dtype, shape, self.elem_shape, needs_grad, needs_dual, name,
+                          kw.get('offset'))
+
+
+class VectorType(_CompoundType):
+    """`ti.math.vec3`, `ti.types.vector(3, ti.f32)`: a vector type of n entries."""
+
+    def __init__(self, n, dtype):
+        self.n, self.dtype = n, dtype
+        self.elem_shape = (n,)
+
+    def __call__(self, *args):
+        return _Vector(self._entries(args, nested=False), dt=_T.resolve(self.dtype))
 
     def __repr__(self):
         return f'vector({self.n}, {_T.resolve(self.dtype).name})'
 
 
-class MatrixType(_T.TensorType):
+class MatrixType(_CompoundType):
     """`ti.math.mat3`: an n x m matrix type."""
 
     def __init__(self, n, m, dtype):
         self.n, self.m, self.dtype = n, m, dtype
+        self.elem_shape = (n, m)
 
     def __call__(self, *args):
-        flat = []
-        for a in args:
-            if hasattr(a, 'ravel') and hasattr(a, 'tolist'):  # numpy arrays
-                a = a.ravel().tolist()
-            flat.extend(a.entries if isinstance(a, _Matrix) else
-                        [x for r in a for x in (r if isinstance(r, (list, tuple)) else [r])]
-                        if isinstance(a, (list, tuple)) else [a])
-        if len(flat) == 1:
-            flat = flat * (self.n * self.m)
-        if len(flat) != self.n * self.m:
-            raise TypeError(f'{self!r} takes {self.n * self.m} entries, got {len(flat)}')
+        flat = self._entries(args, nested=True)
         return _Matrix([flat[i * self.m:(i + 1) * self.m] for i in range(self.n)],
                        dt=_T.resolve(self.dtype))
-
-    def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
-        from .lang.field import make_field
-        return make_field(self.dtype, shape, (self.n, self.m), needs_grad, needs_dual, name,
-                          kw.get('offset'))
 
     def __repr__(self):
         return f'matrix({self.n}, {self.m}, {_T.resolve(self.dtype).name})'
@@ -92,10 +98,9 @@ def _elementwise(f):
     def g(*args):
         for a in args:
             if isinstance(a, _Matrix):
-                from .lang.matrix import elementwise
                 if len(args) == 1:
                     return a._map(f)
-                return elementwise(f, *args)
+                return _elementwise_matrix(f, *args)
         return f(*args)
     g.__name__ = f.__name__
     return g

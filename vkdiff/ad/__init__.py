@@ -3,8 +3,10 @@ whole launches -- the Tape (reverse mode), FwdMode (forward mode), custom gradie
 (grad_replaced / grad_for / jvp_for / no_grad), Hessian-vector products, gradient checking, the
 Tape's access validation and its text/DOT view. The IR transforms themselves (adjoint and
 tangent kernels) live in vkdiff/autodiff/."""
-from .tape import (Tape, FwdMode, clear_all_gradients, grad_replaced, grad_for, jvp_for, no_grad,
-                   hvp, gradcheck)
+from .tape import Tape, clear_all_gradients
+from .forward import FwdMode, hvp
+from .custom import grad_replaced, grad_for, jvp_for, no_grad
+from .check import gradcheck
 
 __all__ = ['Tape', 'FwdMode', 'clear_all_gradients', 'grad_replaced', 'grad_for', 'jvp_for',
            'no_grad', 'hvp', 'gradcheck']

@@ -1,10 +1,13 @@
-"""Autodiff: gradient checking. Compares the reverse gradient with directional derivatives along
-random directions: <grad L, u> against a forward-mode JVP (no finite differences, so it works in
-f32) or against central finite differences (best in f64). Reports the worst relative error."""
+"""API stage, launch-level AD: gradient checking (`ti.ad.gradcheck`, `Tape(grad_check=...)`).
+Compares the reverse gradient with directional derivatives along random directions: <grad L, u>
+against a forward-mode JVP (no finite differences, so it works in f32) or against central finite
+differences (best in f64). Reports the worst relative error."""
 import numpy as np
 
 from ..errors import AutodiffError
 from ..lang import state
+from .forward import FwdMode
+from .tape import Tape
 
 
 def _shape(p):
@@ -15,7 +18,6 @@ def gradcheck(loss, params, fn, *args, mode='jvp', directions=3, eps=1e-4, seed=
     """Worst relative error between <grad, u> (reverse mode) and the directional derivative
     (mode 'jvp': forward mode; 'fd': central differences with step eps) over random directions u.
     `fn(*args)` launches the kernels that compute the 0-D `loss` (from a zeroed loss)."""
-    from ..ad import Tape, FwdMode
     params = list(params) if isinstance(params, (list, tuple)) else [params]
     with Tape(loss):
         fn(*args)

@@ -1,4 +1,4 @@
-"""Autodiff: `Tape(validation=True)`, the run-time, element-by-element version of the Tape's
+"""API stage, launch-level AD: `Tape(validation=True)`, the run-time, element-by-element version of the Tape's
 access check. After each recorded launch, a marker version of the kernel (its writes dropped, each
 read of a field also setting a flag in that field's read mask) finds exactly which elements the
 launch read; their values are kept. At the Tape's exit, any of them that a later launch changed
@@ -10,6 +10,10 @@ import numpy as np
 from .. import ir
 from .. import types as T
 from ..errors import AutodiffError
+from ..passes.simplify import simplify
+from ..passes.tasks import Task
+from ..lang import binding, state
+from ..lang.compiled import TaskList
 
 _masks = weakref.WeakKeyDictionary()  # Buffer -> its read mask (a temporary Buffer)
 
@@ -25,8 +29,6 @@ def _mask_of(buf):
 def marker_tasks(tasks):
     """Copies of the tasks that only mark the elements they read: (tasks, the user Buffers they
     read). `_mask_of(buf)` is the i32 temporary holding the marks of `buf`."""
-    from ..passes.simplify import simplify
-    from ..passes.tasks import Task
     out, fields = [], []
     for t in tasks:
         body = ir.clone_block(t.body, {})
@@ -55,7 +57,6 @@ class ReadLog:
         self._markers = {}
 
     def record(self, kernel, args):
-        from ..lang import state
         tape, state.tape = state.tape, None  # the fills and reads below are not the user's
         try:
             self._record(kernel, args)
@@ -63,8 +64,6 @@ class ReadLog:
             state.tape = tape
 
     def _record(self, kernel, args):
-        from ..lang import binding
-        from ..lang.compiled import TaskList
         inst, rargs = kernel.instance(args)
         marker = self._markers.get(id(inst))
         if marker is None:

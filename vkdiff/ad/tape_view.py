@@ -1,9 +1,11 @@
-"""Autodiff: seeing what the Tape recorded — the launches, the fields each read and wrote, and the
+"""API stage, launch-level AD: seeing what the Tape recorded — the launches, the fields each read and wrote, and the
 order the adjoints run in — as text and as Graphviz DOT (no graphviz needed to produce it)."""
+from ..lang.binding import owner
+
+
 def launch_fields(kernel, args):
     """(fields read, fields written) by one launch of a kernel (the compiler's temporaries left
     out)."""
-    from ..lang.binding import owner
     inst, _ = kernel.instance(args)
     reads, writes = [], []
     for t in inst.tasks:

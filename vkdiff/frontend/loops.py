@@ -2,10 +2,14 @@
 ndrange, struct-for over a field, ti.grouped); inner loops run serially; `ti.static` loops unroll."""
 import ast
 import builtins
+import contextlib
 
 from .. import ir
 from .. import types as T
+from ..lang.field import Field
+from ..lang.matrix import Vector
 from . import ops
+from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
 from .context import Value, emit, error, current
 
 
@@ -38,8 +42,6 @@ def _target_names(target):
 
 
 def build_for(fb, node):
-    from .builder import Static, NDRange, Grouped
-    from ..lang.field import Field
     if node.orelse:
         raise error('for ... else is not supported')
     config, current().loop_config = current().loop_config, None  # ti.loop_config: this loop only
@@ -81,7 +83,6 @@ def build_for(fb, node):
 
 def _bind_indices(fb, names, idx, grouped):
     if grouped:
-        from ..lang.matrix import Vector
         fb.scopes[-1][names[0]] = Vector(idx)
     else:
         for n, v in zip(names, idx):
@@ -125,18 +126,29 @@ def _parallel_for(fb, node, names, dims, grouped):
     counts, total = _flat_count(dims)
     body = ir.Block()
     loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
-    with current().open(body):
-        idx = _unflatten(Value(loop), dims, counts)
-        fb.scopes.append({})
+    with current().open(body), _loop_body(fb, 'parallel'):
+        _bind_indices(fb, names, _unflatten(Value(loop), dims, counts), grouped)
+        fb.build_body(node.body)
+
+
+@contextlib.contextmanager
+def _loop_body(fb, kind):
+    """The scope and loop bookkeeping around one run-time loop body ('parallel' or 'serial')."""
+    fb.scopes.append({})
+    fb.loops.append(kind)
+    if kind == 'parallel':
         fb.in_parfor = True
-        fb.loops.append('parallel')
-        try:
-            _bind_indices(fb, names, idx, grouped)
-            fb.build_body(node.body)
-        finally:
-            fb.loops.pop()
+    else:
+        fb.loop_depth += 1
+    try:
+        yield
+    finally:
+        fb.loops.pop()
+        if kind == 'parallel':
             fb.in_parfor = False
-            fb.scopes.pop()
+        else:
+            fb.loop_depth -= 1
+        fb.scopes.pop()
 
 
 def _serial_for(fb, node, names, dims, grouped):
@@ -150,22 +162,13 @@ def _serial_for(fb, node, names, dims, grouped):
     body = ir.Block()
     loop = emit('for', T.i32, [ops.as_value(lo, T.i32), ops.as_value(hi, T.i32)],
                 attrs={'step': int(step)}, blocks=[body])
-    with current().open(body):
+    with current().open(body), _loop_body(fb, 'serial'):
         idx = [Value(loop)] if len(dims) == 1 else _unflatten(Value(loop), dims, counts)
-        fb.scopes.append({})
-        fb.loop_depth += 1
-        fb.loops.append('serial')
-        try:
-            _bind_indices(fb, names, idx, grouped)
-            fb.build_body(node.body)
-        finally:
-            fb.loops.pop()
-            fb.loop_depth -= 1
-            fb.scopes.pop()
+        _bind_indices(fb, names, idx, grouped)
+        fb.build_body(node.body)
 
 
 def _static_for(fb, node, iterable):
-    from .builder import _StaticBreak, _StaticContinue
     names = _target_names(node.target)
     fb.static_depth += 1
     fb.loops.append(('static', len(current().blocks)))

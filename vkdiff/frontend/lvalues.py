@@ -1,6 +1,8 @@
 """Frontend: things kernel code can assign to (locals, field elements, matrix entries), each with
 load / store / atomic, emitting IR."""
+from .. import ir
 from .. import types as T
+from ..lang.matrix import Matrix, _is_runtime, _static_index, dynamic_flat_index
 from . import ops
 from .context import Value, current, emit, error
 
@@ -74,11 +76,9 @@ class MatrixLValue:
         self.entries, self.n, self.m, self.ndim = entries, n, m, ndim
 
     def _wrap(self, values):
-        from ..lang.matrix import Matrix
         return Matrix._new(values, self.n, self.m, self.ndim)
 
     def _values(self, value):
-        from ..lang.matrix import Matrix
         if isinstance(value, Matrix):
             if len(value.entries) != len(self.entries):
                 raise error(f'cannot assign a {value.get_shape()} value to a {self.n}x{self.m} one')
@@ -105,7 +105,6 @@ class MatrixLValue:
             e.augment(fn, v) if isinstance(e, LocalVar) else e.atomic(fn, v)
 
     def entry(self, key):
-        from ..lang.matrix import _static_index, _is_runtime, dynamic_flat_index
         if _is_runtime(key):
             if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
                 return MatrixLValue([DynamicEntry(self.entries, dynamic_flat_index(
@@ -135,8 +134,6 @@ class DynamicEntry:
         return acc
 
     def _each(self, action):
-        from .context import current
-        from .. import ir
         for k, e in enumerate(self.entries):
             then = ir.Block()
             emit('if', None, [ops.binary('eq', self.index, k)], blocks=[then, ir.Block()])
@@ -165,8 +162,7 @@ def field_lvalue(field, indices):
 
 def new_local(value):
     """A fresh local (scalar, matrix or struct) initialised with `value`."""
-    from ..lang.matrix import Matrix
-    from ..lang.struct import Struct, new_struct_local
+    from ..lang.struct import Struct, new_struct_local  # lang.struct imports the frontend
     if isinstance(value, Struct):
         return new_struct_local(value)
     if isinstance(value, Matrix):

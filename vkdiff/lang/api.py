@@ -5,6 +5,7 @@ from ..frontend import ops
 from ..frontend.builder import Grouped, NDRange, Static
 from ..frontend.context import Value, emit, error, current
 from . import state
+from .field import Field
 
 
 def static(x, *xs):
@@ -13,7 +14,6 @@ def static(x, *xs):
         return tuple(static(v) for v in (x,) + xs)
     if current() is None:
         return x
-    from .field import Field  # iterable only to say that it is not, in Python scope
     if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
             not isinstance(x, (str, Field)):
         return Static(list(x) if isinstance(x, NDRange) else x)
@@ -28,7 +28,6 @@ def ndrange(*bounds):
 
 def grouped(x):
     if current() is None:
-        from .field import Field
         import itertools
         if isinstance(x, Field):
             off = x.offset or (0,) * len(x.shape)

@@ -10,6 +10,7 @@ from . import api as _api
 from .fields_builder import FieldsBuilder, SNodeTree
 from .kernel import Func, func
 from .matrix import Matrix, Vector
+from .field import Field
 
 atomic_mul = _api.atomic_mul
 
@@ -121,7 +122,6 @@ def stop_grad(x):
 def block_local(*fields):
     """`ti.block_local(x, ...)`: in Taichi, a hint to cache x in shared memory for the next
     struct-for. vkdiff reads fields directly, with the same results; the fields are checked."""
-    from .field import Field
     if current() is None:
         raise error('ti.block_local(...) is called inside a kernel', TypeError)
     for f in fields:

@@ -1,62 +1,41 @@
-"""API stage: a compiled kernel instance. Runs the pipeline (passes -> codegen -> pipelines on the
-device) and launches its tasks, recording one dispatch per task into the runtime's batch; the
-Buffers each task names are bound to device storage once, when it is compiled (lang.binding)."""
+"""API stage: a compiled kernel instance. Builds the compiler's options from ti.init's config and
+the device, runs the pipeline (vkdiff/compiler.py: passes -> codegen), binds the Buffers each
+task names to device storage (lang.binding), makes the device pipelines and launches the tasks,
+recording one dispatch per task into the runtime's batch."""
 import struct
 
-from .. import ir
+from .. import compiler
+from .. import types as T
 from ..codegen import tools
-from ..codegen.atomics import fields_needing_int_view
-from ..codegen.spirv import LOCAL_SIZE, PushLayout, TaskCodegen
+from ..codegen.spirv import PushLayout
 from ..passes.host_eval import host_eval
-from ..passes.lower import lower_task
-from ..passes.reduction import optimize_reductions
-from ..passes.tasks import split_tasks
 from ..errors import KernelArgumentError, VkdiffError
 from . import binding, loop_guard, state
 from .convert import arg_converter
 
 
 class CompiledTask:
-    def __init__(self, task, push, rt):
-        self.task = task
-        self.per_thread, self.min_groups = _cpu_geometry(rt)
-        self.per_thread = loop_guard.prepare(task, rt, self.per_thread)
-        self.fields = task.buffers()
-        limit = rt.limits.get('max_storage_buffers_per_stage')
-        if limit and len(self.fields) > limit:
-            from ..errors import CompileError, located
-            loop = task.loop
-            raise located(CompileError,
-                          f'this {"loop" if loop is not None else "kernel part"} uses '
-                          f'{len(self.fields)} fields (gradients, duals and kernel-internal '
-                          f'temporaries included), more than this device binds to one shader '
-                          f'({limit}); split it into several kernels or loops',
-                          (loop or next(iter(ir.walk(task.body)), None)).loc
-                          if (loop or task.body.stmts) else None)
-        reads, writes = task.accesses()
-        int_view = fields_needing_int_view(list(ir.walk(task.body)), rt.features)
-        self.total = task.loop.args[0] if task.kind == 'parallel' else None
-        known = self.total is not None and all(x.op != 'gload' and x.op != 'arg'
-                                               for x in ir.dependencies([self.total]))
-        self.local_size = LOCAL_SIZE
-        self.asm = TaskCodegen(task, self.fields, push, rt.features, int_view).generate()
-        self.binary = self.algo = None  # made by finish(), after the SPIR-V tools ran
-        self.reads = [binding.storage_for(b) for b in reads]
-        self.writes = [binding.storage_for(b) for b in writes]
-        # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
-        # launched when the reduction ran as one workgroup, which then adds its sum itself
-        self.finishing = getattr(task, 'finishes', None) is not None
-        self.max_groups = min(rt.limits['max_workgroup_count_x'], _max_groups(rt))
-        if self.total is not None and task.loop.attrs.get('groups'):
-            # a reduction: its partials have room for this many workgroups at most
-            self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
+    """A task's code (compiler.TaskCode) bound to the device: storage and pipeline."""
+
+    def __init__(self, code):
+        self.code = code
+        self.task = code.task
+        self.per_thread, self.min_groups = code.per_thread, code.min_groups
+        self.fields = code.buffers
+        self.read_fields, self.write_fields = code.read_fields, code.write_fields
+        self.total, self.local_size = code.total, code.local_size
+        self.asm, self.binary = code.asm, code.binary
+        self.finishing, self.max_groups = code.finishing, code.max_groups
+        self.algo = self.reads = self.writes = None  # made by bind(), before the first launch
         self.fixed = None  # the geometry of a trip count known at compile time
-        if known:
+        if code.known:
             self.fixed = self.groups(())
 
-    def finish(self, rt, push, binary):
-        self.binary = binary
-        self.algo = rt.device.algorithm([binding.storage_for(b).buf for b in self.fields], binary,
+    def bind(self, rt, push):
+        self.reads = [binding.storage_for(b) for b in self.read_fields]
+        self.writes = [binding.storage_for(b) for b in self.write_fields]
+        self.algo = rt.device.algorithm([binding.storage_for(b).buf for b in self.fields],
+                                        self.binary,
                                         push.size)
 
     def groups(self, args):
@@ -117,18 +96,27 @@ def reduction_groups(rt):
     return 64 if _is_cpu_driver(rt) else 1024
 
 
-def _compile_all(asms):
-    """SPIR-V binaries of the tasks' assembly; the SPIR-V tools of tasks not in the caches run in
-    parallel threads (they are subprocesses: the GIL is released while they run)."""
-    todo = [a for a in set(asms) if not tools.is_cached(a)]
-    if len(todo) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        import os
-        with ThreadPoolExecutor(min(len(todo), os.cpu_count() or 2, 8)) as pool:
-            done = dict(zip(todo, pool.map(tools.compile_asm, todo)))
-    else:
-        done = {}
-    return [done.get(a) or tools.compile_asm(a) for a in asms]
+def compile_options():
+    """The compiler's options for this program: the device's features, limits and launch
+    geometry, and ti.init's settings (a program set up without a device uses its fixed
+    options, with ti.init's settings)."""
+    import os
+    cfg = state.config
+    printed = cfg.get('print_ir', frozenset()) | compiler.parse_print_ir(
+        os.environ.get('VKDIFF_PRINT_IR'))
+    settings = dict(ad_stack_size=cfg.get('ad_stack_size', 0), debug=cfg.get('debug', False),
+                    default_fp=T.Defaults.fp, default_ip=T.Defaults.ip, print_ir=printed)
+    if state.offline is not None:
+        import dataclasses
+        return dataclasses.replace(state.offline, **settings)
+    rt = state.runtime()
+    cpu = _is_cpu_driver(rt)
+    per, min_groups = _cpu_geometry(rt)
+    return compiler.CompileOptions(
+        device_name=rt.name, features=rt.features, limits=rt.limits, cpu_driver=cpu,
+        iters_per_thread=per, min_groups=min_groups, max_groups=_max_groups(rt),
+        reduction_groups=reduction_groups(rt), loop_status=lambda: loop_guard.status_field(rt),
+        **settings)
 
 
 class TaskList:
@@ -137,20 +125,16 @@ class TaskList:
     overflow_flags = ()  # an adjoint's run-time sized per-iteration storage (autodiff.reverse)
 
     def __init__(self, name, tasks, push, packer, converters, ret_field=None):
-        rt = state.runtime()
         self.name = name
         self.tasks = tasks            # the IR, kept as built (before lowering) for autodiff
         self.push, self.packer, self.converters = push, packer, converters
         self.ret_field = ret_field
-        self.ctasks = []
-        for t in tasks:
-            t = t.clone()
-            lower_task(t, rt.features)
-            for u in optimize_reductions(t, rt.features, reduction_groups(rt), _is_cpu_driver(rt),
-                                         rt.limits.get('max_storage_buffers_per_stage')):
-                self.ctasks.append(CompiledTask(u, push, rt))
-        for ct, binary in zip(self.ctasks, _compile_all([ct.asm for ct in self.ctasks])):
-            ct.finish(rt, push, binary)
+        self.options = compile_options()
+        self.ctasks = [CompiledTask(c) for c in compiler.backend(name, tasks, push, self.options)]
+        if state.offline is None:
+            rt = state.runtime()
+            for ct in self.ctasks:
+                ct.bind(rt, push)
 
     def pack(self, args):
         rt = state.runtime()
@@ -180,20 +164,26 @@ class TaskList:
             else:
                 groups = ct.groups(args)
                 single = groups == 1
+            if ct.algo is None:
+                ct.bind(rt, self.push)
             rt.dispatch(ct.algo, groups, push, ct.reads, ct.writes)
         if self.ret_field is not None:
             return self.ret_field[None]
         return None
 
-    def ir(self):
-        return '\n'.join(t.ir() for t in self.tasks)
+    def ir(self, after=None):
+        """These tasks as text: as built (after split_tasks, adjoint or tangent), or after the
+        backend pass `after` (lower, reductions, loop_limit, codegen)."""
+        if after is None or after not in compiler.BACKEND:
+            return compiler.format_tasks(self.tasks)
+        return compiler.ir_after(self.name, self.tasks, self.push, self.options, after)
 
     def tangent(self):
         """The forward-mode (JVP) version of these tasks; of an adjoint, forward-over-reverse."""
         if getattr(self, '_tangent', None) is None:
-            from ..autodiff.forward import tangent_tasks
-            self._tangent = TaskList(self.name + '.jvp', tangent_tasks(self.tasks), self.push,
-                                     self.packer, self.converters, self.ret_field)
+            tasks = compiler.tangent(self.tasks, self.name, self.options)
+            self._tangent = TaskList(self.name + '.jvp', tasks, self.push, self.packer,
+                                     self.converters, self.ret_field)
         return self._tangent
 
     def spirv(self):
@@ -206,7 +196,8 @@ class CompiledKernel(TaskList):
         self.kernel = kernel
         self.kir = kir
         push = PushLayout(kir.arg_types)
-        super().__init__(kir.name, split_tasks(kir.body, kir.name), push,
+        tasks = compiler.split_tasks(kir.body, kir.name, compile_options())
+        super().__init__(kir.name, tasks, push,
                          struct.Struct(push.struct_format()),
                          [arg_converter(t, f'argument {n!r} ({t})')
                           for t, n in zip(kir.arg_types, kir.arg_names)], kir.ret_field)
@@ -214,12 +205,10 @@ class CompiledKernel(TaskList):
 
     def adjoint(self):
         if self._adjoint is None:
-            from ..autodiff.reverse import adjoint_tasks
-            tasks, flags = adjoint_tasks(self.tasks, self.name,
-                                         state.config.get('ad_stack_size', 0))
-            self._adjoint = TaskList(self.name + '.grad', tasks, self.push, self.packer,
-                                     self.converters)
-            self._adjoint.overflow_flags = flags
+            tasks, flags = compiler.adjoint(self.tasks, self.name, self.options)
+            adj = TaskList(self.name + '.grad', tasks, self.push, self.packer, self.converters)
+            adj.overflow_flags = flags
+            self._adjoint = adj
         return self._adjoint
 
 

@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from ..errors import VkdiffOverflowError, VkdiffTypeError, VkdiffValueError
+from ..errors import KernelArgumentError, VkdiffOverflowError, VkdiffTypeError, VkdiffValueError
+from .matrix import Matrix
 
 
 def _int_range(dtype):
@@ -69,7 +70,6 @@ def _short(value):
 def array(arr, dtype, what):
     """`arr` (array-like) as a numpy array of `dtype`, every element checked; float data into
     an integer dtype truncates toward zero (Taichi's from_numpy)."""
-    from .matrix import Matrix
     if isinstance(arr, Matrix):
         arr = arr.to_list()
     try:
@@ -105,7 +105,6 @@ def array(arr, dtype, what):
 def element(value, dtype, elem_shape, what, truncate=False):
     """One field element: a number for a scalar field; for a vector/matrix field a numpy array
     of `elem_shape` (from a Vector/Matrix, a sequence, an array, or one number for all)."""
-    from .matrix import Matrix
     if not elem_shape:
         return scalar(value, dtype, what, truncate)
     if isinstance(value, Matrix):
@@ -150,7 +149,6 @@ def arg_converter(dtype, what):
     """The push-constant value of a scalar kernel argument of `dtype` (a float for an integer
     parameter is a KernelArgumentError, as Taichi's TaichiRuntimeTypeError); the common cases
     take one type test."""
-    from ..errors import KernelArgumentError
     if dtype.is_float:
         def conv(a):
             if type(a) is float:

@@ -70,10 +70,11 @@ class Field:
 
     @property
     def shape(self):
-        if self._shape is None:
+        shape = self.buffer.shape
+        if shape is None:
             raise VkdiffError(f'field {self.name} has no shape yet: place it with '
                               'ti.root.dense(ti.i, n).place(x) or ti.root.place(x)')
-        return self._shape
+        return shape
 
     @property
     def n(self):
@@ -90,7 +91,7 @@ class Field:
     def _check_size(self):
         """A field larger than one device buffer may be is an error at creation."""
         n = int(np.prod(self._shape + self.elem_shape, dtype=np.int64)) * self.dtype.nbytes
-        limit = state.runtime().limits['max_storage_buffer_range']
+        limit = state.limits()['max_storage_buffer_range']
         if n > limit:
             raise VkdiffError(f'field {self.name} needs {n} bytes, more than this device\'s '
                               f'maxStorageBufferRange ({limit} bytes); split it into several fields')

@@ -258,10 +258,13 @@ class Kernel:
         return self if obj is None else _BoundKernel(self, obj)
 
     @state.synchronized
-    def ir(self, *args):
-        """The IR of this kernel's tasks for the given arguments, as text."""
+    def ir(self, *args, after=None):
+        """The IR of this kernel's tasks for the given arguments, as text: as split into tasks,
+        or after the pass `after` (a name in vkdiff.compiler.PASSES: 'adjoint' and 'tangent'
+        give this kernel's adjoint and tangent, 'lower' etc. its tasks further down the
+        pipeline, 'codegen' their SPIR-V assembly)."""
         inst, _ = self.instance(args)
-        return inst.ir()
+        return _ir_after(inst, inst, after)
 
     @state.synchronized
     def spirv(self, *args):
@@ -287,14 +290,30 @@ class AdjointKernel:
         return result
 
     @state.synchronized
-    def ir(self, *args):
+    def ir(self, *args, after=None):
+        """The adjoint's IR (see Kernel.ir; 'split_tasks' gives the primal's tasks)."""
         inst, _ = self.primal.instance(args)
-        return inst.adjoint().ir()
+        return _ir_after(inst, inst.adjoint(), after)
 
     @state.synchronized
     def spirv(self, *args):
         inst, _ = self.primal.instance(args)
         return inst.adjoint().spirv()
+
+
+def _ir_after(inst, tasklist, after):
+    """The text of `tasklist` (a compiled kernel `inst` or its adjoint) after the pass `after`."""
+    if after is None:
+        return tasklist.ir()
+    from ..compiler import check_pass
+    check_pass(after)
+    if after == 'split_tasks':
+        return inst.ir()
+    if after == 'adjoint':
+        return inst.adjoint().ir()
+    if after == 'tangent':
+        return tasklist.tangent().ir()
+    return tasklist.ir(after)
 
 
 class _BoundKernel:
@@ -312,8 +331,8 @@ class _BoundKernel:
     def grad(self):
         return _BoundKernel(self._target.grad, self._obj)
 
-    def ir(self, *args):
-        return self._target.ir(self._obj, *args)
+    def ir(self, *args, after=None):
+        return self._target.ir(self._obj, *args, after=after)
 
     def spirv(self, *args):
         return self._target.spirv(self._obj, *args)

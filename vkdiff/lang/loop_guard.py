@@ -1,27 +1,14 @@
-"""API stage glue for passes/loop_limit.py: on a driver with a loop limiter (lavapipe), plan the
-unrolling of a task's loops, guard them with the runtime's loop-status field, and raise
-`LoopLimitError` at the sync that reads a nonzero status back."""
+"""API stage glue for passes/loop_limit.py: on a driver with a loop limiter (lavapipe), the
+pass guards a task's loops with the runtime's loop-status Buffer made here, and the sync that
+reads a nonzero status back raises `LoopLimitError`."""
 from ..errors import LoopLimitError, located
 from ..passes import loop_limit
 
 
-def prepare(task, rt, per_thread):
-    """Apply the pass to a task about to be compiled; returns the grid-stride iterations per
-    invocation to use (1 when the task's inner loops are long, so that each invocation stays
-    under the limit)."""
-    if not loop_limit.has_limiter(rt.name) or not loop_limit.inner_loops(task):
-        return per_thread
-    loop_limit.drop_empty_loops(task.body)
-    if not loop_limit.inner_loops(task):
-        return per_thread
-    est = loop_limit.plan_unroll(task, per_thread)
-    if est > loop_limit.TARGET and per_thread > 1:
-        per_thread = 1
-        loop_limit.plan_unroll(task, 2)
-    if est <= loop_limit.TARGET and loop_limit.all_trips_known(task):
-        return per_thread  # provably far below the limit: no counters, no status read-back
-    loop_limit.guard_loops(task, _flag(rt))
-    return per_thread
+def status_field(rt):
+    """The runtime's loop-status Buffer (made on first use): the loop limit pass's guards store
+    the code of a loop the limiter ended into it; `_check` reads it back at each sync."""
+    return _flag(rt)
 
 
 def _flag(rt):

@@ -4,8 +4,8 @@ only ever see scalars); in Python scope they are numbers."""
 import numpy as np
 
 from ..frontend import ops
-from ..errors import VkdiffIndexError
-from ..frontend.context import Arithmetic, error
+from ..errors import TaichiIndexError, TaichiTypeError, VkdiffIndexError
+from ..frontend.context import Arithmetic, current, error, Value
 
 
 class Matrix(Arithmetic):
@@ -88,7 +88,6 @@ class Matrix(Arithmetic):
                 key = key[0]
             else:
                 if len(key) != 2 or self.ndim != 2:
-                    from ..errors import TaichiIndexError
                     raise error(f'Expected {self.ndim} indices, got {len(key)} (indexing a '
                                 f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
                 i, j = (int(_static_index(k)) for k in key)
@@ -258,7 +257,6 @@ class Matrix(Arithmetic):
         return _reduce(lambda a, b: ops.binary('min', a, b), self.entries)
 
     def _square(self, what, limit=5):
-        from ..errors import TaichiTypeError
         if self.ndim != 2 or self.n != self.m:
             raise error(f'{what}: expected a square matrix, got shape {self.get_shape()}',
                         TaichiTypeError)
@@ -272,7 +270,6 @@ class Matrix(Arithmetic):
 
     def transpose(self):
         if self.ndim == 1:
-            from ..errors import TaichiTypeError
             raise error('`transpose()` cannot apply to a vector. If you want something like '
                         '`a @ b.transpose()`, write `a.outer_product(b)` instead.', TaichiTypeError)
         return Matrix([[self.entries[i * self.m + j] for i in range(self.n)] for j in range(self.m)])
@@ -360,7 +357,6 @@ def _truth(e):
 
 
 def _is_runtime(key):
-    from ..frontend.context import Value
     keys = key if isinstance(key, tuple) else (key,)
     return any(isinstance(k, Value) for k in keys)
 
@@ -379,15 +375,12 @@ def dynamic_flat_index(key, n, m, ndim):
 
 def _index_error(message):
     """In a kernel a located TaichiIndexError (a CompileError); in Python scope an IndexError."""
-    from ..errors import TaichiIndexError
-    from ..frontend.context import current
     return error(message, TaichiIndexError) if current() is not None else VkdiffIndexError(message)
 
 
 def _static_index(k):
     if isinstance(k, (int, np.integer)):
         return k
-    from ..errors import TaichiTypeError
     raise error('a local vector or matrix can only be indexed with compile-time integers '
                 '(use ti.static(range(n)) to loop over components)', TaichiTypeError)
 

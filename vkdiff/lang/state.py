@@ -11,7 +11,9 @@ generation = 0
 fields = []
 temps = {}   # ir.Buffer -> Storage of the compiler's temporaries (lang.binding)
 _runtime = None
-config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': ()}
+config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': (),
+          'print_ir': frozenset(), 'ad_stack_size': 0}
+offline = None  # the compiler.CompileOptions of a program set up without a device (init_offline)
 tape = None  # the active Tape, if any
 fwd = None   # the active FwdMode, if any
 
@@ -40,6 +42,10 @@ class Root:
 def runtime():
     global _runtime
     if _runtime is None:
+        if offline is not None:
+            from ..errors import RuntimeError_
+            raise RuntimeError_('this program was set up without a device (init_offline): '
+                                'kernels compile, but nothing runs on a device')
         from ..runtime.program import Runtime
         _runtime = Runtime(config['device'], config['disable_features'])
     return _runtime
@@ -49,28 +55,54 @@ def has_runtime():
     return _runtime is not None
 
 
+def limits():
+    """The device's limits (those of the fixed options without a device)."""
+    return offline.limits if offline is not None else runtime().limits
+
+
 @synchronized
 def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0, debug=False,
-         disable_features=(), **kwargs):
+         disable_features=(), print_ir=None, **kwargs):
     """Reset everything: fields die, kernels recompile. `arch` is accepted for Taichi
-    compatibility; vkdiff has one backend, Vulkan."""
+    compatibility; vkdiff has one backend, Vulkan. `print_ir`: pass names (vkdiff.compiler.PASSES,
+    a comma-separated string or a list, or 'all') whose output IR is printed to stderr."""
+    _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
+               **kwargs)
+    runtime()
+
+
+@synchronized
+def init_offline(options, default_fp=None, default_ip=None, random_seed=0, debug=False,
+                 print_ir=None, **kwargs):
+    """ti.init without a device: kernels compile against `options` (a compiler.CompileOptions,
+    e.g. compiler.lavapipe_like()) and cannot launch; opening the device is an error. The
+    device-free compiler tests (tests/compiler) run on it."""
+    global offline
+    _configure(None, default_fp, default_ip, random_seed, debug, (), print_ir, **kwargs)
+    offline = options
+
+
+def _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
+               **kwargs):
+    from ..compiler import parse_print_ir
+    printed = parse_print_ir(print_ir)  # (an unknown pass name fails before anything changes)
     reset()
     T.Defaults.fp = T.resolve(default_fp) if default_fp is not None else T.f32
     T.Defaults.ip = T.resolve(default_ip) if default_ip is not None else T.i32
     config.update(random_seed=int(random_seed), debug=bool(debug),
                   disable_features=tuple(disable_features),
-                  ad_stack_size=int(kwargs.get('ad_stack_size') or 0))
+                  ad_stack_size=int(kwargs.get('ad_stack_size') or 0), print_ir=printed)
     if device is not None:
         config['device'] = int(device)
     elif 'VKDIFF_DEVICE' in os.environ:
         config['device'] = int(os.environ['VKDIFF_DEVICE'])
-    runtime()
 
 
 @synchronized
 def reset():
-    global generation, _runtime, tape, fwd
+    global generation, _runtime, tape, fwd, offline
     generation += 1
+    offline = None
     for f in fields:
         f._storage = None
     fields.clear()

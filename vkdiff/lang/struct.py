@@ -12,7 +12,10 @@ from ..errors import VkdiffError, VkdiffTypeError, VkdiffValueError
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import convert
-from .kernel import Template
+from .kernel import _BoundFunc, Template
+from .matrix import Matrix
+from ..frontend.lvalues import field_lvalue, new_local
+from .field import _caller_assignment_name, make_field
 
 
 # ---------------------------------------------------------------- types
@@ -22,7 +25,6 @@ def _is_struct_type(t):
 
 def _convert(mtype, value, what):
     """`value` as a member of type `mtype` (a cast in kernels and in Python scope)."""
-    from .matrix import Matrix
     if _is_struct_type(mtype):
         return mtype._coerce(value)
     if T.is_tensor_type(mtype):
@@ -92,7 +94,6 @@ class StructType(Template):
 
     def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, offset=None,
               layout=None, **kw):
-        from .field import _caller_assignment_name
         if offset is not None:
             raise VkdiffError('field offsets are not supported')
         name = name or _caller_assignment_name() or f'struct{id(self) % 10000}'
@@ -156,7 +157,6 @@ class Struct:
     def field(cls, members, shape=None, needs_grad=False, needs_dual=False, name=None,
               offset=None, layout=None, **kw):
         """`ti.Struct.field({'pos': vec2, 'mass': ti.f32}, shape=n, needs_grad=False)`."""
-        from .field import _caller_assignment_name
         t = _member_type(dict(members))
         name = name or _caller_assignment_name() or 'struct'
         if offset is not None:
@@ -169,7 +169,6 @@ class Struct:
             return members[name]
         t = object.__getattribute__(self, '_type')
         if t is not None and name in t.methods:
-            from .kernel import _BoundFunc
             return _BoundFunc(t.methods[name], self)
         raise AttributeError(f'struct has no member {name!r} (members: {", ".join(members)})')
 
@@ -197,7 +196,6 @@ class Struct:
 
     def to_dict(self):
         """Members as a dict (vectors/matrices as numpy arrays, nested structs as dicts)."""
-        from .matrix import Matrix
         return {k: v.to_dict() if isinstance(v, Struct) else
                 v.to_numpy() if isinstance(v, Matrix) else v for k, v in self._members.items()}
 
@@ -207,7 +205,6 @@ class Struct:
 
     def _map(self, f):
         """f applied to every scalar leaf (used to make zero-initialised copies)."""
-        from .matrix import Matrix
         return Struct({k: v._map(f) if isinstance(v, (Matrix, Struct)) else f(v)
                        for k, v in self._members.items()}, _type=self._type)
 
@@ -270,7 +267,6 @@ class StructLValue:
 
 def new_struct_local(value):
     """A local struct variable initialised with the Struct `value` (members become locals)."""
-    from ..frontend.lvalues import new_local
     members = {}
     for k, v in value._members.items():
         members[k] = new_struct_local(v) if isinstance(v, Struct) else new_local(v)
@@ -279,7 +275,6 @@ def new_struct_local(value):
 
 # ---------------------------------------------------------------- fields
 def _make_struct_field(stype, shape, needs_grad, needs_dual, name):
-    from .field import make_field
     members = {}
     for k, t in stype.members.items():
         mname = f'{name}.{k}'
@@ -380,7 +375,6 @@ class StructField:
 
     def _lvalue(self, indices):
         """`s[indices]` in a kernel."""
-        from ..frontend.lvalues import field_lvalue
         return StructLValue({k: m._lvalue(indices) if isinstance(m, StructField) else
                              field_lvalue(m, indices) for k, m in self._members.items()},
                             self.stype)

@@ -160,3 +160,24 @@ def drop_empty_loops(block):
             drop_empty_loops(b)
         if s.op == 'for' and not s.blocks[0].stmts:
             block.stmts.remove(s)
+
+
+def apply(task, per_thread, device_name, status_field):
+    """The pass on one task about to be compiled for a device named `device_name`: plans the
+    unrolling and guards the loops (storing into `status_field()`, the device status field the
+    launcher reads back) where the device has a limiter. Returns the grid-stride iterations per
+    invocation to use (1 when the task's inner loops are long, so that each invocation stays
+    under the limit)."""
+    if not has_limiter(device_name) or not inner_loops(task):
+        return per_thread
+    drop_empty_loops(task.body)
+    if not inner_loops(task):
+        return per_thread
+    est = plan_unroll(task, per_thread)
+    if est > TARGET and per_thread > 1:
+        per_thread = 1
+        plan_unroll(task, 2)
+    if est <= TARGET and all_trips_known(task):
+        return per_thread  # provably far below the limit: no counters, no status read-back
+    guard_loops(task, status_field())
+    return per_thread

@@ -42,8 +42,9 @@ class Task:
         r, w = self.accesses()
         return r + [f for f in w if f not in r]
 
-    def ir(self):
-        return f'task {self.name} ({self.kind}):\n' + ir.format_ir(self.body)
+    def ir(self, names=None):
+        """This task as text (`names`: an ir.Names shared by the tasks printed together)."""
+        return f'task {self.name} ({self.kind}):\n' + ir.format_ir(self.body, names)
 
 
 _SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',

@@ -1,0 +1,271 @@
+"""Compiler stage: the one pipeline from a kernel's IR to SPIR-V, as a named list of passes.
+
+    split_tasks -> (adjoint | tangent) -> lower -> reductions -> loop_limit -> codegen
+
+Each pass is a function from IR to IR (a list of `passes.tasks.Task`) with a `CompileOptions`
+passed in: nothing here reads global state (ti.init's config, the device). The API layer
+(lang/compiled.py) builds the options from ti.init's config and the runtime, runs the passes
+through these functions, then binds and launches what `backend` returns.
+
+  split_tasks  the kernel body -> tasks, one compute dispatch each (passes/tasks.py)
+  adjoint      tasks -> their reverse-mode adjoint tasks (autodiff/reverse.py)
+  tangent      tasks -> their forward-mode tangent tasks (autodiff/forward.py)
+  lower        f64 math, wide types, checks against the device's features (passes/lower.py)
+  reductions   accumulations into workgroup sums and partials (passes/reduction.py)
+  loop_limit   unrolling and loop guards on a driver with a loop limiter (passes/loop_limit.py)
+  codegen      SPIR-V assembly (codegen/spirv.py), then spirv-as/spirv-opt (codegen/tools.py)
+
+The IR can be printed after any pass: `VKDIFF_PRINT_IR=lower,adjoint` (or `all`) or
+`ti.init(print_ir=...)` print it to stderr while compiling; `kernel.ir(*args, after='lower')`
+returns it as text.
+"""
+import dataclasses
+import os
+import sys
+from typing import Callable, Optional
+
+from . import ir
+from . import types as T
+from .codegen import tools
+from .codegen.atomics import fields_needing_int_view
+from .codegen.spirv import LOCAL_SIZE, TaskCodegen
+from .errors import CompileError, VkdiffValueError, located
+from .passes import loop_limit as _loop_limit
+from .passes.lower import lower_task
+from .passes.reduction import optimize_reductions
+from .passes.tasks import split_tasks as _split_tasks
+
+PASSES = ('split_tasks', 'adjoint', 'tangent', 'lower', 'reductions', 'loop_limit', 'codegen')
+BACKEND = ('lower', 'reductions', 'loop_limit', 'codegen')  # per task, after the IR passes
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    """Everything the passes and codegen need to know about the target and the user's settings.
+
+    features / limits: the device's (runtime.program.Runtime names them); device_name picks
+    driver workarounds (the loop limiter of llvmpipe). The CPU-driver geometry: grid-stride
+    iterations per invocation and the workgroups a reduction uses. loop_status: a callable
+    returning the status Buffer the loop guards store into (the API layer makes it and reads it
+    back after launches; without one, each guarded task gets a temporary of its own).
+    print_ir: the names of the passes whose output is printed to stderr."""
+    device_name: str = 'offline'
+    features: dict = dataclasses.field(default_factory=dict)
+    limits: dict = dataclasses.field(default_factory=dict)
+    cpu_driver: bool = False
+    iters_per_thread: int = 1
+    min_groups: int = 1
+    max_groups: int = 65535
+    reduction_groups: int = 1024
+    ad_stack_size: int = 0
+    debug: bool = False
+    default_fp: T.DataType = T.f32
+    default_ip: T.DataType = T.i32
+    print_ir: frozenset = frozenset()
+    loop_status: Optional[Callable] = None
+
+
+def lavapipe_like(**changes):
+    """Options of Mesa's lavapipe (llvmpipe, LLVM 15, 256 bits) as this machine's driver
+    reports it, without opening a device: device-free compiler tests compile against it."""
+    base = CompileOptions(
+        device_name='llvmpipe (LLVM 15.0.6, 256 bits)',
+        features={'float32_atomic_add': True, 'float32_atomic_minmax': True, 'float64': True,
+                  'float64_atomic_add': False, 'int64': True, 'int64_atomics': True,
+                  'subgroup_arithmetic': True, 'subgroup_ballot': True, 'subgroup_basic': True,
+                  'subgroup_shuffle': True, 'subgroup_vote': True},
+        limits={'max_push_constants_size': 128, 'max_shared_memory_size': 32768,
+                'max_storage_buffer_range': 134217728, 'max_storage_buffers_per_stage': 32,
+                'max_workgroup_count_x': 65535, 'max_workgroup_invocations': 1024,
+                'max_workgroup_size_x': 1024},
+        cpu_driver=True, iters_per_thread=32, min_groups=8, max_groups=65535,
+        reduction_groups=64)
+    return dataclasses.replace(base, **changes)
+
+
+def parse_print_ir(spec):
+    """The pass names that `spec` (VKDIFF_PRINT_IR / ti.init(print_ir=...)) asks to print: a
+    comma-separated string or a sequence of names, 'all' or True for every pass, '' / None /
+    False for none. An unknown name is a VkdiffValueError listing the valid ones."""
+    if spec is None or spec is False or spec == '':
+        return frozenset()
+    if spec is True:
+        return frozenset(PASSES)
+    names = spec.split(',') if isinstance(spec, str) else list(spec)
+    names = [str(n).strip() for n in names if str(n).strip()]
+    if 'all' in names:
+        return frozenset(PASSES)
+    bad = [n for n in names if n not in PASSES]
+    if bad:
+        raise VkdiffValueError(f'print_ir: unknown pass name(s) {", ".join(map(repr, bad))}; '
+                               f'the passes are {", ".join(PASSES)} (or all)')
+    return frozenset(names)
+
+
+def check_pass(name):
+    """`name` if it names a pass, else a VkdiffValueError listing them."""
+    if name not in PASSES:
+        raise VkdiffValueError(f'unknown pass {name!r}; the passes are {", ".join(PASSES)}')
+    return name
+
+
+def format_tasks(tasks):
+    """The IR of tasks as text, each task's statements numbered from %0 (tasks share no
+    statements: each is its own shader)."""
+    return '\n'.join(t.ir(ir.Names()) for t in tasks)
+
+
+def _show(options, name, what, tasks=None, text=None):
+    if name in options.print_ir:
+        body = format_tasks(tasks) if text is None else text
+        sys.stderr.write(f'# ---- {what}: IR after {name}\n{body}\n')
+
+
+# ---------------------------------------------------------------- IR -> IR passes
+def split_tasks(body, name, options):
+    """Pass split_tasks: a kernel body -> its tasks."""
+    tasks = _split_tasks(body, name)
+    _show(options, 'split_tasks', name, tasks)
+    return tasks
+
+
+def adjoint(tasks, name, options):
+    """Pass adjoint: tasks -> (their adjoint tasks, the overflow flags of run-time sized
+    per-iteration storage, see autodiff/reverse.py)."""
+    from .autodiff.reverse import adjoint_tasks
+    adj, flags = adjoint_tasks(tasks, name, options.ad_stack_size)
+    _show(options, 'adjoint', name + '.grad', adj)
+    return adj, flags
+
+
+def tangent(tasks, name, options):
+    """Pass tangent: tasks -> their forward-mode (JVP) tasks."""
+    from .autodiff.forward import tangent_tasks
+    tan = tangent_tasks(tasks)
+    _show(options, 'tangent', name + '.jvp', tan)
+    return tan
+
+
+def lower(task, options):
+    """Pass lower, on one task (changed in place, and returned)."""
+    lower_task(task, options.features)
+    return task
+
+
+def reductions(task, options):
+    """Pass reductions: one task -> the tasks it becomes."""
+    return optimize_reductions(task, options.features, options.reduction_groups,
+                               options.cpu_driver,
+                               options.limits.get('max_storage_buffers_per_stage'))
+
+
+def loop_limit(task, options):
+    """Pass loop_limit, on one task (in place): returns the grid-stride iterations per
+    invocation its launch uses."""
+    per_thread = options.iters_per_thread if options.cpu_driver else 1
+    status = options.loop_status or _new_status
+    return _loop_limit.apply(task, per_thread, options.device_name, status)
+
+
+def _new_status():
+    """Without a launcher's status Buffer (device-free compiles): a temporary of the task's own."""
+    return ir.Buffer('loop_limit_status', T.i32, (), role='temp')
+
+
+# ---------------------------------------------------------------- backend
+class TaskCode:
+    """One task compiled: its final IR, the Buffers it binds (in binding order), its SPIR-V
+    (assembly and binary) and its launch geometry. The launcher binds and dispatches it."""
+
+    def __init__(self, task, per_thread, push, options):
+        self.task = task
+        self.per_thread = per_thread
+        self.min_groups = options.min_groups if options.cpu_driver else 1
+        self.buffers = task.buffers()
+        limit = options.limits.get('max_storage_buffers_per_stage')
+        if limit and len(self.buffers) > limit:
+            loop = task.loop
+            raise located(CompileError,
+                          f'this {"loop" if loop is not None else "kernel part"} uses '
+                          f'{len(self.buffers)} fields (gradients, duals and kernel-internal '
+                          f'temporaries included), more than this device binds to one shader '
+                          f'({limit}); split it into several kernels or loops',
+                          (loop or next(iter(ir.walk(task.body)), None)).loc
+                          if (loop or task.body.stmts) else None)
+        self.read_fields, self.write_fields = task.accesses()
+        int_view = fields_needing_int_view(list(ir.walk(task.body)), options.features)
+        self.total = task.loop.args[0] if task.kind == 'parallel' else None
+        # the trip count is known at compile time (no loads, no arguments)
+        self.known = self.total is not None and all(
+            x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
+        self.local_size = LOCAL_SIZE
+        self.asm = TaskCodegen(task, self.buffers, push, options.features, int_view).generate()
+        self.binary = None  # set by backend() once the SPIR-V tools ran
+        # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
+        # launched when the reduction ran as one workgroup, which then adds its sum itself
+        self.finishing = getattr(task, 'finishes', None) is not None
+        self.max_groups = min(options.limits.get('max_workgroup_count_x', 65535),
+                              options.max_groups)
+        if self.total is not None and task.loop.attrs.get('groups'):
+            # a reduction: its partials have room for this many workgroups at most
+            self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
+
+
+def run_ir_passes(tasks, options, until=None):
+    """The backend's IR passes (lower, reductions, loop_limit) on copies of `tasks`: a list of
+    (task, grid-stride iterations per invocation), stopping after the pass `until`."""
+    out = []
+    for t in tasks:
+        t = lower(t.clone(), options)
+        if until == 'lower':
+            out.append((t, 1))
+            continue
+        for u in reductions(t, options):
+            per = 1 if until == 'reductions' else loop_limit(u, options)
+            out.append((u, per))
+    return out
+
+
+def backend(name, tasks, push, options):
+    """Passes lower, reductions, loop_limit and codegen on copies of `tasks` (kept unchanged
+    for autodiff): the TaskCodes, SPIR-V binaries included, in launch order."""
+    for p in ('lower', 'reductions'):
+        if p in options.print_ir:  # printed from copies: the passes run again, quietly
+            _show(options, p, name, text=format_tasks(
+                [t for t, _ in run_ir_passes(tasks, options, until=p)]))
+    done = run_ir_passes(tasks, options)
+    _show(options, 'loop_limit', name, [t for t, _ in done])
+    codes = [TaskCode(t, per, push, options) for t, per in done]
+    for c, binary in zip(codes, _compile_all([c.asm for c in codes])):
+        c.binary = binary
+    if 'codegen' in options.print_ir:
+        _show(options, 'codegen', name, text=codegen_text(codes))
+    return codes
+
+
+def ir_after(name, tasks, push, options, after):
+    """The text of `tasks` (a kernel's or its adjoint's) after the backend pass `after`."""
+    check_pass(after)
+    if after == 'codegen':
+        return codegen_text([TaskCode(t, per, push, options)
+                             for t, per in run_ir_passes(tasks, options)])
+    if after not in BACKEND:
+        return format_tasks(tasks)
+    return format_tasks([t for t, _ in run_ir_passes(tasks, options, until=after)])
+
+
+def codegen_text(codes):
+    return '\n'.join(f'; ---- task {c.task.name}\n{c.asm}' for c in codes)
+
+
+def _compile_all(asms):
+    """SPIR-V binaries of the tasks' assembly; the SPIR-V tools of tasks not in the caches run in
+    parallel threads (they are subprocesses: the GIL is released while they run)."""
+    todo = [a for a in set(asms) if not tools.is_cached(a)]
+    if len(todo) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(min(len(todo), os.cpu_count() or 2, 8)) as pool:
+            done = dict(zip(todo, pool.map(tools.compile_asm, todo)))
+    else:
+        done = {}
+    return [done.get(a) or tools.compile_asm(a) for a in asms]

@@ -1,0 +1,290 @@
+"""Frontend stage, expressions: the `build_<Node>` methods of the FunctionBuilder (builder.py) for
+names, literals, operators, comparisons, subscripts (field elements, with their index checks) and
+calls (ti.func inlining, atomics, Python builtins). On compile-time operands Python computes the
+result; on run-time Values frontend/ops.py emits IR."""
+import ast
+import operator
+import warnings
+
+import numpy as np
+
+from .. import types as T
+from ..lang.field import Field
+from ..lang.matrix import Matrix
+from . import ops
+from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_field, _is_struct_lv,
+                          _struct_copy)
+from .context import Value, error
+from .lvalues import LocalVar, MatrixLValue, field_lvalue
+
+_BINOPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv',
+           ast.Mod: 'mod', ast.Pow: 'pow', ast.BitAnd: 'band', ast.BitOr: 'bor', ast.BitXor: 'bxor',
+           ast.LShift: 'shl', ast.RShift: 'shr', ast.MatMult: 'matmul'}
+_CMPOPS = {ast.Lt: 'lt', ast.LtE: 'le', ast.Gt: 'gt', ast.GtE: 'ge', ast.Eq: 'eq', ast.NotEq: 'ne'}
+
+
+class ExpressionBuilder:
+    """The expression half of FunctionBuilder (a mixin: scopes and dispatch live in builder.py)."""
+
+    # ---------------------------------------------------------------- reading names
+    def read(self, value):
+        """What a bound name evaluates to (locals are loaded)."""
+        if isinstance(value, (LocalVar, MatrixLValue)) or _is_struct_lv(value):
+            return value.load()
+        return value
+
+    def build_Name(self, node):
+        if isinstance(node.ctx, ast.Load):
+            return self.read(self.lookup(node.id))
+        raise error('internal: Name store handled by assign')
+
+    def build_Constant(self, node):
+        return node.value
+
+    def build_Attribute(self, node):
+        if isinstance(node.value, ast.Subscript):
+            container, key = self(node.value.value), self(node.value.slice)
+            if _is_struct_field(container):  # s[i].pos: load only that member
+                lv = container._lvalue(self.field_indices(container, key))
+                if node.attr in lv.members:
+                    return lv.members[node.attr].load()
+                return getattr(lv.load(), node.attr)
+            return getattr(self._subscript(container, key), node.attr)
+        if isinstance(node.value, ast.Name):
+            raw = self.lookup(node.value.id)
+            if _is_struct_lv(raw) and node.attr in raw.members:  # p.pos of a local struct
+                return raw.members[node.attr].load()
+        base = self(node.value)
+        if isinstance(node.value, ast.Name):
+            if isinstance(raw, MatrixLValue) and node.attr in 'xyzwrgba' and len(node.attr) == 1:
+                return self.read(raw.entries['xyzw'.find(node.attr) if node.attr in 'xyzw'
+                                             else 'rgba'.find(node.attr)])
+        return getattr(base, node.attr)
+
+    def build_Tuple(self, node):
+        return tuple(self(e) for e in node.elts)
+
+    def build_List(self, node):
+        return [self(e) for e in node.elts]
+
+    def build_ListComp(self, node):
+        """`[f(i) for i in range(4)]` over compile-time iterables: unrolled at compile time
+        (Taichi does the same); `if` clauses must be compile-time too."""
+        out = []
+
+        def gen(k):
+            if k == len(node.generators):
+                out.append(self(node.elt))
+                return
+            g = node.generators[k]
+            it = self(g.iter)
+            if isinstance(it, Static):
+                it = it.value
+            if isinstance(it, Value) or isinstance(it, (Grouped, NDRange)):
+                raise error('a list comprehension in a kernel needs a compile-time iterable '
+                            '(range of constants, a list, ti.static(...))')
+            names = ([g.target.id] if isinstance(g.target, ast.Name)
+                     else [e.id for e in g.target.elts])
+            for item in it:
+                self.scopes.append({})
+                try:
+                    vals = [item] if len(names) == 1 else list(
+                        item.entries if hasattr(item, 'entries') else item)
+                    for n, v in zip(names, vals):
+                        self.scopes[-1][n] = v
+                    if all(_static_truth(self(c)) for c in g.ifs):
+                        gen(k + 1)
+                finally:
+                    self.scopes.pop()
+        gen(0)
+        return out
+
+    def build_Dict(self, node):
+        return {self(k): self(v) for k, v in zip(node.keys, node.values)}
+
+    def build_JoinedStr(self, node):
+        return ''.join(str(self(v)) for v in node.values)
+
+    def build_FormattedValue(self, node):
+        return self(node.value)
+
+    # ---------------------------------------------------------------- expressions
+    def build_BinOp(self, node):
+        a, b = self(node.left), self(node.right)
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise error(f'operator {type(node.op).__name__} is not supported')
+        if op == 'matmul':
+            return a @ b
+        if _compile_time(a) and _compile_time(b) and not (ops.is_number(a) and ops.is_number(b)):
+            return _py_binop(node.op, a, b)
+        return ops.binary(op, a, b)
+
+    def build_UnaryOp(self, node):
+        v = self(node.operand)
+        if isinstance(node.op, ast.Not):
+            return ops.unary('not', v)
+        if isinstance(node.op, ast.USub):
+            return ops.unary('neg', v)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Invert):
+            return ops.unary('bnot', v)
+        raise error('unsupported unary operator')
+
+    def build_BoolOp(self, node):
+        fn = 'land' if isinstance(node.op, ast.And) else 'lor'
+        acc = self(node.values[0])
+        for v in node.values[1:]:
+            if _compile_time(acc):  # Python's short circuit on compile-time values
+                if (fn == 'land' and not acc) or (fn == 'lor' and acc):
+                    return acc
+                acc = self(v)
+                continue
+            acc = ops.binary(fn, acc, self(v))
+        return acc
+
+    def build_Compare(self, node):
+        left = self(node.left)
+        result = None
+        for op, comp in zip(node.ops, node.comparators):
+            right = self(comp)
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                if not (_compile_time(left) and _compile_time(right)):
+                    raise error('is / in comparisons need compile-time values')
+                r = {ast.Is: lambda: left is right, ast.IsNot: lambda: left is not right,
+                     ast.In: lambda: left in right, ast.NotIn: lambda: left not in right}[type(op)]()
+            else:
+                r = ops.binary(_CMPOPS[type(op)], left, right)
+            result = r if result is None else ops.binary('land', result, r)
+            left = right
+        return result
+
+    def build_IfExp(self, node):
+        cond = self(node.test)
+        if _compile_time(cond):
+            return self(node.body) if cond else self(node.orelse)
+        return ops.select(cond, self(node.body), self(node.orelse))
+
+    def build_Subscript(self, node):
+        base = self(node.value)
+        return self._subscript(base, self(node.slice))
+
+    def _subscript(self, base, key):
+        if _is_struct_field(base):
+            return base._lvalue(self.field_indices(base, key)).load()
+        if isinstance(base, Field):
+            return field_lvalue(base, self.field_indices(base, key)).load()
+        if isinstance(base, (list, tuple, dict, str, np.ndarray)) or hasattr(base, '__getitem__'):
+            return base[key]
+        raise error(f'{type(base).__name__} cannot be indexed')
+
+    def field_indices(self, field, key):
+        if key is None:
+            key = ()
+        if not isinstance(key, tuple):
+            key = (key,)
+        flat = []
+        for k in key:
+            if isinstance(k, Matrix):  # ti.grouped index vector
+                flat.extend(k.entries)
+            else:
+                flat.append(k)
+        if len(flat) != len(field.shape):
+            raise error(f'field {field.name} has {len(field.shape)} indices, got {len(flat)}'
+                        + (' (use x[None] for a 0-D field)' if not field.shape else ''))
+        out = []
+        offset = getattr(field, 'offset', None) or (0,) * len(flat)
+        for k, n, o in zip(flat, field.shape, offset):  # IR indices count from 0 (`offset=`)
+            if ops.is_number(k):
+                k = int(k) - o
+                if not 0 <= k < n:
+                    raise error(f'index {k + o} out of range [{o}, {o + n}) in field {field.name}')
+            elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
+                what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)
+                raise error(f'field index must be an integer, got {what}')
+            elif o:
+                k = ops.binary('sub', k, o)
+            out.append(ops.as_value(k, T.i32).stmt)
+        return out
+
+    def build_Slice(self, node):
+        return slice(*(self(x) if x is not None else None for x in (node.lower, node.upper, node.step)))
+
+    def build_Starred(self, node):
+        return _Starred(self(node.value))
+
+    def build_Call(self, node):
+        fn = self(node.func)
+        if getattr(fn, '_vkdiff_atomic', None):
+            if len(node.args) != 2:
+                raise error(f'{fn.__name__} takes (target, value)')
+            target = self.lvalue(node.args[0])
+            return target.atomic(fn._vkdiff_atomic, self(node.args[1]))
+        args = []
+        for a in node.args:
+            v = self(a)
+            args.extend(v.value) if isinstance(v, _Starred) else args.append(v)
+        kwargs = {k.arg: self(k.value) for k in node.keywords}
+        if fn is print:
+            _warn_once('print() in a vkdiff kernel is ignored')
+            return None
+        if getattr(fn, '_vkdiff_func', None):
+            # structs are passed by value: the func gets a local copy it may assign to
+            args = [_struct_copy(a) for a in args]
+            kwargs = {k: _struct_copy(v) for k, v in kwargs.items()}
+            return fn._vkdiff_func.inline(self.kernel, args, kwargs)
+        if getattr(fn, '_vkdiff_kernel', None):
+            raise error('a kernel cannot call another kernel; make the callee a @ti.func')
+        if fn in _PY_BUILTINS:
+            return _PY_BUILTINS[fn](*args, **kwargs)
+        return fn(*args, **kwargs)
+
+
+class _Starred:
+    def __init__(self, value):
+        self.value = value
+
+
+def _py_binop(op, a, b):
+    f = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+         ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+         ast.Pow: operator.pow, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+         ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+    return f[type(op)](a, b)
+
+
+_warned = set()
+
+
+def _warn_once(msg):
+    if msg not in _warned:
+        _warned.add(msg)
+        warnings.warn(msg, stacklevel=2)
+
+
+def _api():
+    from ..lang import api  # lang.api imports this module (through builder)
+    return api
+
+
+def _static_truth(v):
+    if isinstance(v, Value):
+        raise error('an `if` in a list comprehension in a kernel must be a compile-time condition')
+    return bool(v)
+
+
+_PY_BUILTINS = {
+    abs: lambda x: ops.unary('abs', x),
+    min: lambda *a: _api().min(*a),
+    max: lambda *a: _api().max(*a),
+    # on compile-time numbers int() and float() stay Python's (`ti.static(range(int(n)))`)
+    int: lambda x=0: (int(x) if ops.is_number(x) or isinstance(x, str)
+                      else ops.cast(x, T.Defaults.ip)),
+    float: lambda x=0.0: (float(x) if ops.is_number(x) or isinstance(x, str)
+                          else ops.cast(x, T.Defaults.fp)),
+    bool: lambda x=False: ops.to_bool(x) if isinstance(x, Value) else bool(x),
+    # all(v == w) / any(v > 0) on a vector: Taichi reduces the entries at run time
+    all: lambda x: x.all() if hasattr(x, 'all') and hasattr(x, 'entries') else all(x),
+    any: lambda x: x.any() if hasattr(x, 'any') and hasattr(x, 'entries') else any(x),
+}
