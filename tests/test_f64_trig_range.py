@@ -11,7 +11,7 @@ import pytest
 import vkdiff as ti
 from vkdiff import ir
 from vkdiff import types as T
-from vkdiff.passes.f64math import lower_f64
+from vkdiff.passes.lower import lower_f64
 
 MAXF = np.finfo(np.float64).max
 

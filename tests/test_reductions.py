@@ -59,3 +59,38 @@ def test_histogram_and_sums(geometry):
     np.testing.assert_array_equal(hist.to_numpy(), np.bincount(a % 16, minlength=16))
     assert total[None] == pytest.approx(a.sum() * 0.5, rel=1e-7)
     assert neg[None] == -n
+
+
+@pytest.mark.parametrize('subgroups', [True, False])
+@pytest.mark.parametrize('n', [1, 32, 1000])
+def test_many_contended_sums_in_one_loop(geometry, subgroups, n):
+    """Dozens of contended targets in one loop (an adjoint's input gradients: the robot's nn1
+    adds into every x.grad[t, j]): their workgroup sums are made in batches sharing barriers,
+    more sums than one batch holds, in f32, f64 and integer accumulators, with and without
+    subgroup arithmetic; each sum exact against numpy."""
+    ti.init(default_fp=ti.f32, **({} if subgroups else
+                                  {'disable_features': ['subgroup_arithmetic']}))
+    K = 40
+    w = ti.field(ti.f32, shape=(n, K))
+    s = ti.field(ti.f32, shape=K)
+    d = ti.field(ti.f64, shape=(K // 2,))
+    c = ti.field(ti.i32, shape=3)
+
+    @ti.kernel
+    def k():
+        for i in range(n):
+            for j in ti.static(range(K)):
+                s[j] += w[i, j]
+            for j in ti.static(range(K // 2)):
+                d[j] += ti.f64(w[i, j]) * 2.0
+            for j in ti.static(range(3)):
+                c[j] += i % (j + 2)
+
+    rng = np.random.default_rng(n)
+    ws = rng.integers(-50, 50, size=(n, K)).astype(np.float32) / 8  # exact in f32 sums
+    w.from_numpy(ws)
+    k()
+    np.testing.assert_array_equal(s.to_numpy(), ws.sum(0))
+    np.testing.assert_array_equal(d.to_numpy(), 2.0 * ws[:, :K // 2].astype(np.float64).sum(0))
+    np.testing.assert_array_equal(c.to_numpy(), [sum(i % (j + 2) for i in range(n))
+                                                 for j in range(3)])

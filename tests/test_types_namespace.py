@@ -39,8 +39,8 @@ def test_public_namespace_shares_the_dtype_objects():
     S = ti.types.struct(a=ti.f32, b=v3)
     s = S(a=1.5, b=[1, 2, 3])
     assert s.a == 1.5 and list(s.b.to_numpy()) == [1, 2, 3]
-    with pytest.raises(ti.CompileError):
-        ti.types.ndarray()
+    nd = ti.types.ndarray(dtype=v3, ndim=2)      # the ndarray parameter annotation (issue 12)
+    assert nd.ndim == 2 and nd.elem_shape == (3,) and nd.scalar is ti.f32
     with pytest.raises(ti.VkdiffError, match='vector/matrix type'):
         ti.types.resolve(v3)
 

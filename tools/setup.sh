@@ -10,6 +10,10 @@
 #    checkout, with Kompute's C++ sources from the kp==0.9.0 sdist, cached in
 #    ~/.cache/vkdiff). The build runs without isolation so that re-runs rebuild
 #    incrementally in build/<wheel tag>.
+# 2b. torch (vkdiff's optional `torch` extra), for the PyTorch interop tests: the CPU build
+#    when pip's find-links folder has one (190 MB wheel, ~45 s, 0.9 GB installed), else
+#    `pip install torch` (on Linux x86_64 PyPI's CUDA build: ~90 s, 5.5 GB installed).
+#    VKDIFF_SKIP_TORCH=1 leaves it out (those tests then skip).
 # 3. With --bench: kp==0.9.0 (Kompute's Python package, tools/bench.py's GLSL
 #    reference) built from the sdist with tools/toolchain-kompute.cmake, cached in
 #    ~/.cache/vkdiff/wheels.
@@ -86,12 +90,25 @@ else
     echo "$STAMP" > "$VENV/.vkdiff-editable"
 fi
 
+SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+PYTAG="$("$PY" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
+
+# ---------------------------------------------------------------- 2b. torch (interop tests)
+if [ "${VKDIFF_SKIP_TORCH:-0}" != 1 ] && ! ls -d "$SITE"/torch-*.dist-info > /dev/null 2>&1; then
+    TORCH=torch
+    FIND_LINKS="${PIP_FIND_LINKS:-$("$PY" -m pip config get global.find-links 2>/dev/null || true)}"
+    for d in $FIND_LINKS; do
+        w="$(ls "${d#file://}"/torch-*+cpu-"$PYTAG"-*linux*_"$(uname -m)".whl 2>/dev/null | sort -V | tail -n1 || true)"
+        if [ -n "$w" ]; then TORCH="$w"; fi
+    done
+    say "torch: pip install $(basename "$TORCH") (the PyTorch interop tests; VKDIFF_SKIP_TORCH=1 skips)"
+    "${PIP[@]}" "$TORCH"
+fi
+
 # ---------------------------------------------------------------- 3. kp (--bench)
 KP_VERSION=0.9.0
-SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 if [ "$BENCH" = 1 ] && [ ! -d "$SITE/kp-$KP_VERSION.dist-info" ]; then
     mkdir -p "$CACHE/wheels"
-    PYTAG="$("$PY" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
     WHEEL="$(ls "$CACHE/wheels"/kp-$KP_VERSION-$PYTAG-*.whl 2>/dev/null | head -n1 || true)"
     if [ -z "$WHEEL" ]; then
         say "kp: building the kp==$KP_VERSION wheel from its sdist (about a minute)"

@@ -12,13 +12,15 @@ from .lang.state import init, reset
 from .lang.field import (field, Field, SNode, axes, i, j, k, l, ij, ik, il, jk, jl, kl, ijk, ijl, ikl,
                          jkl, ijkl)
 from .lang.matrix import Matrix, Vector
+from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
 from .lang.struct import Struct, StructField, dataclass
 from .lang.kernel import kernel, func, template, Kernel, data_oriented
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
-                       atomic_max, atomic_and, atomic_or, atomic_xor, sin, cos, tan, asin, acos,
-                       atan, sqrt, rsqrt, exp, log, tanh, floor, ceil, abs, round, atan2, pow, min,
+                       atomic_max, atomic_and, atomic_or, atomic_xor, round, atan2, pow, min,
                        max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features,
                        randn, static_assert, static_print, raw_div, raw_mod, isnan, isinf)
+from .lang.api import table_functions as _table_functions
+globals().update(_table_functions('ti'))  # ti.sin, ti.sqrt, ti.abs, ...: the op table's exports
 from .lang.linalg import polar_decompose, svd, sym_eig
 
 vulkan = 'vulkan'

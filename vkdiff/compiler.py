@@ -243,12 +243,15 @@ def backend(name, tasks, push, options):
     return codes
 
 
-def ir_after(name, tasks, push, options, after):
-    """The text of `tasks` (a kernel's or its adjoint's) after the backend pass `after`."""
+def ir_after(tasks, options, after, codes=()):
+    """The text of `tasks` (a kernel's or its adjoint's) after the pass `after`: the passes
+    lower and reductions run again on copies; loop_limit and codegen show `codes` (the
+    TaskCodes `backend` made of them: the final IR, the generated assembly)."""
     check_pass(after)
     if after == 'codegen':
-        return codegen_text([TaskCode(t, per, push, options)
-                             for t, per in run_ir_passes(tasks, options)])
+        return codegen_text(codes)
+    if after == 'loop_limit':
+        return format_tasks([c.task for c in codes])
     if after not in BACKEND:
         return format_tasks(tasks)
     return format_tasks([t for t, _ in run_ir_passes(tasks, options, until=after)])

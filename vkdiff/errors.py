@@ -9,12 +9,13 @@ class CompileError(VkdiffError):
     """A kernel or func cannot be compiled: unsupported construct, type error, missing device feature."""
 
 
-class AutodiffError(VkdiffError):
-    """A gradient cannot be generated correctly (e.g. a global data access rule is broken)."""
-
-
 class TaichiRuntimeError(VkdiffError, RuntimeError):
     """Taichi's name: a program cannot be executed (a RuntimeError)."""
+
+
+class AutodiffError(TaichiRuntimeError):
+    """A gradient cannot be generated correctly, or autodiff is used wrongly (a RuntimeError, as
+    Taichi raises for these: a nested Tape, grad_for on a function that is not grad_replaced)."""
 
 
 class AutodiffArgumentError(AutodiffError, ValueError):
@@ -47,6 +48,11 @@ class TaichiTypeError(CompileError, TypeError):
 
 class TaichiAssertionError(TaichiRuntimeError, AssertionError):
     """An assertion failed at run time."""
+
+
+class AccessRuleError(AutodiffError, TaichiAssertionError):
+    """A global data access rule is broken (a launch overwrites what its adjoint replays); Taichi's
+    checker raises TaichiAssertionError for it."""
 
 
 class TaichiRuntimeTypeError(TaichiRuntimeError, TypeError):

@@ -6,9 +6,7 @@ so control flow needs no phi nodes; spirv-opt turns them into registers.
 
 Ops (args in brackets; attrs after the bar):
   const | value            arg | index            random | -          (values)
-  unary ops [a]: neg not bnot sin cos tan asin acos atan sqrt rsqrt exp log tanh floor ceil round abs
-  binary ops [a, b]: add sub mul div floordiv mod pow min max atan2 lt le gt ge eq ne band bor bxor
-                     shl shr land lor
+  unary and binary ops [a] / [a, b]: the op table's (vkdiff/optable.py: sin, add, lt, ...)
   cast [a] | -   bitcast [a] | -   select [c, a, b]
   alloca | size? (dtype is the element type; with `size`, a per-thread array)
   load [var]    store [var, value]    aload [array, index]    astore [array, index, value]
@@ -29,13 +27,8 @@ device storage at launch.
 import math
 
 from . import types as T
+from .optable import UNARY, BINARY, COMPARE, PURE  # noqa: F401  views of the op table
 
-UNARY = {'neg', 'not', 'bnot', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sqrt', 'rsqrt', 'exp',
-         'log', 'tanh', 'floor', 'ceil', 'round', 'abs'}
-BINARY = {'add', 'sub', 'mul', 'div', 'floordiv', 'mod', 'pow', 'min', 'max', 'atan2', 'lt', 'le',
-          'gt', 'ge', 'eq', 'ne', 'band', 'bor', 'bxor', 'shl', 'shr', 'land', 'lor'}
-COMPARE = {'lt', 'le', 'gt', 'ge', 'eq', 'ne'}
-PURE = UNARY | BINARY | {'const', 'arg', 'cast', 'bitcast', 'select'}
 GLOBAL_ACCESS = {'gload', 'gstore', 'atomic'}
 
 

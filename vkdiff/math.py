@@ -84,8 +84,7 @@ ivec2, ivec3, ivec4 = (VectorType(n, int) for n in (2, 3, 4))
 uvec2, uvec3, uvec4 = (VectorType(n, _T.u32) for n in (2, 3, 4))
 mat2, mat3, mat4 = (MatrixType(n, n, float) for n in (2, 3, 4))
 
-sin, cos, tan, asin, acos, atan = _api.sin, _api.cos, _api.tan, _api.asin, _api.acos, _api.atan
-sqrt, exp, log, tanh, floor, ceil = _api.sqrt, _api.exp, _api.log, _api.tanh, _api.floor, _api.ceil
+globals().update(_api.table_functions('ti.math'))  # sin, cos, sqrt, floor, ...: the op table's
 round, atan2, pow, min, max, clamp = _api.round, _api.atan2, _api.pow, _api.min, _api.max, _api.clamp
 exp2 = _api.exp2
 

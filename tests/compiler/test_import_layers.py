@@ -10,7 +10,6 @@ import ast
 import os
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / 'vkdiff'
 CORE_MODULES = {'vkdiff.types', 'vkdiff.errors', 'vkdiff.ir', 'vkdiff.optable', 'vkdiff.irbuild',
@@ -132,19 +131,12 @@ def test_the_walk_sees_lazy_and_relative_imports():
     assert is_core('vkdiff.passes.lower') and not is_core('vkdiff.lang.field')
 
 
-XFAIL = pytest.mark.xfail(strict=True, reason='issue 15: CORE still imports the API layer / has '
-                          'an import cycle; other helpers remove them (the coordinator drops '
-                          'this mark once it passes)')
-
-
-@XFAIL
 def test_core_imports_only_core():
     bad = bad_edges()
     print('\n'.join(['CORE -> outside CORE:'] + bad))
     assert not bad, f'{len(bad)} imports from CORE to outside it:\n' + '\n'.join(bad)
 
 
-@XFAIL
 def test_core_has_no_import_cycle():
     cycles = core_cycles()
     print('\n'.join(['CORE import cycles:'] + [' <-> '.join(c) for c in cycles]))

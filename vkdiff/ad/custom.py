@@ -1,7 +1,7 @@
 """API stage, launch-level AD: Python operations with hand-written derivatives --
 `@ti.ad.grad_replaced`, `@ti.ad.grad_for(f)` (the VJP the Tape replays), `@ti.ad.jvp_for(f)` (the
 JVP FwdMode runs) and `@ti.ad.no_grad` (an operation autodiff treats as constant)."""
-from ..errors import AutodiffError, VkdiffError
+from ..errors import AutodiffError
 from ..lang import state
 
 
@@ -36,8 +36,9 @@ def grad_replaced(func):
 
 
 def _check_replaced(primal):
-    if not hasattr(primal, 'jvp') or not hasattr(primal, '__wrapped__'):
-        raise VkdiffError('grad_for()/jvp_for() take a function decorated with @ti.ad.grad_replaced')
+    if not hasattr(primal, 'jvp') or not hasattr(primal, '__wrapped__'):  # Taichi's message
+        raise AutodiffError(f'Primal function `{getattr(primal, "__name__", primal)}` must be '
+                            'decorated by ti.ad.grad_replaced (grad_for()/jvp_for() take one)')
 
 
 def grad_for(primal):

@@ -3,7 +3,7 @@ kernels, seeded along a direction) and `ti.ad.hvp` (Hessian-vector products, for
 reverse)."""
 import numpy as np
 
-from ..errors import AutodiffError, VkdiffError
+from ..errors import AutodiffError
 from ..lang import state
 from .tape import clear_all_gradients
 
@@ -33,7 +33,7 @@ class FwdMode:
 
     def __enter__(self):
         if state.fwd is not None:
-            raise VkdiffError('FwdMode blocks cannot be nested (one inside a Tape, or a Tape '
+            raise AutodiffError('FwdMode blocks cannot be nested (one inside a Tape, or a Tape '
                               'inside one, is fine)')
         if self.clear:
             clear_all_gradients('dual')

@@ -3,7 +3,7 @@
 and replays their adjoints in reverse order, after checking that no launch overwrote what an
 earlier one read (statically, or element by element: ad/tape_validation.py)."""
 from ..autodiff.access_rules import check_tape, launch_summary, written_fields
-from ..errors import AutodiffArgumentError, AutodiffError, VkdiffError, VkdiffTypeError
+from ..errors import AutodiffArgumentError, AutodiffError, VkdiffTypeError
 from ..lang import state
 from ..lang.field import Field
 from .tape_view import describe, to_dot
@@ -47,7 +47,7 @@ class Tape:
 
     def __enter__(self):
         if state.tape is not None:
-            raise VkdiffError('Tapes cannot be nested')
+            raise AutodiffError('Tapes cannot be nested')
         if self.clear_gradients:
             clear_all_gradients()
         if self.loss is not None:

@@ -1,15 +1,16 @@
-"""API stage, launch-level AD: `Tape(validation=True)`, the run-time, element-by-element version of the Tape's
-access check. After each recorded launch, a marker version of the kernel (its writes dropped, each
+"""API stage, launch-level AD: `Tape(validation=True)`, the run-time, element-by-element version
+of the Tape's access check. After each recorded launch, a marker version of the kernel (its writes dropped, each
 read of a field also setting a flag in that field's read mask) finds exactly which elements the
 launch read; their values are kept. At the Tape's exit, any of them that a later launch changed
-means the adjoint of the earlier launch would replay a wrong value: an AutodiffError."""
+means the adjoint of the earlier launch would replay a wrong value: an AccessRuleError (an
+AutodiffError and a TaichiAssertionError, as Taichi's checker raises)."""
 import weakref
 
 import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import AutodiffError
+from ..errors import AccessRuleError
 from ..passes.simplify import simplify
 from ..passes.tasks import Task
 from ..lang import binding, state
@@ -89,7 +90,7 @@ class ReadLog:
                 same |= np.isnan(now) & np.isnan(old)
             if not same.all():
                 where = np.argwhere(read)[np.flatnonzero(~same)[0]]
-                raise AutodiffError(
+                raise AccessRuleError(
                     f'Tape(validation=True): {int((~same).sum())} element(s) of {field.name} that '
                     f'{kname} read were overwritten later in the tape (first: {field.name}'
                     f'{list(where)}); the gradient would be wrong. Write to a new field instead.')

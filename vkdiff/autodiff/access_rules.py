@@ -1,11 +1,12 @@
-"""Autodiff pass: Taichi's global data access rules, enforced as AutodiffError instead of a silently
+"""Autodiff pass: Taichi's global data access rules, enforced as AccessRuleError (an AutodiffError
+and a TaichiAssertionError) instead of a silently
 wrong gradient. Checked when an adjoint is built (a forward-only kernel is never rejected).
 
 Rule 1: a field element that is read must not be overwritten later (the adjoint replays the read).
 Rule 2: an element written more than once: every write after the first must be an atomic add.
 Across the launches of a Tape: a launch that overwrites elements an earlier launch read."""
 from .. import ir
-from ..errors import AutodiffError, located
+from ..errors import AccessRuleError, located
 from ..passes.host_eval import host_eval, host_known
 
 
@@ -127,18 +128,18 @@ def check_rules(tasks, kernel_name):
             if ka != 'read' and not (kb == 'write' and same_element(a, b)):
                 continue  # an accumulation after a write: rule 2 allows it
             if a.buf.is_temp:
-                raise located(AutodiffError,
+                raise located(AccessRuleError,
                               f'in kernel {kernel_name}, a kernel-scope variable shared between its '
                               f'loops is assigned again after it was {"read" if ka == "read" else "set"} '
                               f'({_describe(a)}); the adjoint would replay its last value. Assign the '
                               'new value to a new variable.', b.loc)
             if ka == 'read':  # any element it may have read (conservative: not provably others)
-                raise located(AutodiffError,
+                raise located(AccessRuleError,
                               f'global data access rule 1 broken in kernel {kernel_name}: {name} is read '
                               f'({_describe(a)}) and then overwritten here; the gradient would be '
                               'wrong. Write the result to another field.', b.loc)
             if kb == 'write' and same_element(a, b):
-                raise located(AutodiffError,
+                raise located(AccessRuleError,
                               f'global data access rule 2 broken in kernel {kernel_name}: {name} is '
                               f'written ({_describe(a)}) and written again here by something other '
                               'than an atomic add (+=); the gradient would be wrong.', b.loc)
@@ -239,7 +240,7 @@ def check_tape(launches, written=None):
             for bucket in buckets:
                 for p2, (kprev, s2) in bucket.items():
                     if _overlap(p2, pat):
-                        raise located(AutodiffError,
+                        raise located(AccessRuleError,
                                       f'inside this Tape, kernel {kname} overwrites {field.name}, '
                                       f'which the earlier launch of {kprev} read ({_describe(s2)}); '
                                       'its gradient would be wrong. Write to a new field (e.g. one '

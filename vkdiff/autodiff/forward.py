@@ -1,29 +1,24 @@
 """Autodiff pass: forward mode (tangents, Jacobian-vector products) on the IR.
 
 The tangent task keeps the primal statements in place and adds, after each active one, its
-tangent from the derivative table (`rules.jvp`). Buffers' tangents live in their `.dual` Buffers:
+tangent from the op table (`optable.jvp`). Buffers' tangents live in their `.dual` Buffers:
   gload x[I] -> dx = x.dual[I]     x[I] = v -> x.dual[I] = dv     x[I] += v -> x.dual[I] += dv
 Locals get tangent locals; control flow keeps its shape, so no values need storing.
 Applied to an adjoint task it gives forward-over-reverse: Hessian-vector products."""
 from .. import ir
 from ..errors import AutodiffError, located
-from ..frontend import ops
-from ..frontend.context import Emitter, Value, emitting, current
-from . import rules
+from .. import optable
+from ..irbuild import Builder, Value, building
 from .activity import analyse
 
 
 class Tangent:
-    def __init__(self, active):
+    def __init__(self, active, builder):
+        self.b = builder     # emits the tangent task
         self.active = active
         self.m = {}      # primal stmt -> its clone in the tangent task
         self.dot = {}    # primal value -> tangent Value (same block)
         self.dvar = {}   # primal local -> tangent local
-
-    def emit(self, op, dtype=None, args=(), attrs=None, blocks=(), loc=None):
-        st = ir.Stmt(op, dtype, [a.stmt if isinstance(a, Value) else a for a in args], attrs, blocks)
-        st.loc = loc
-        return current().emit(st)
 
     def tan(self, s):
         """The tangent of a primal value (None if it has none)."""
@@ -38,18 +33,18 @@ class Tangent:
         if op in ('if', 'for', 'while', 'parfor'):
             args = [self.m[a] for a in s.args]
             blocks = [ir.Block() for _ in s.blocks]
-            c = self.emit(op, s.dtype, args, s.attrs, blocks=blocks, loc=s.loc)
+            c = self.b.emit(op, s.dtype, args, s.attrs, blocks=blocks, loc=s.loc)
             self.m[s] = c
             for pb, nb in zip(s.blocks, blocks):
-                with current().open(nb):
+                with self.b.open(nb):
                     self.run(pb)
             return
-        c = self.emit(op, s.dtype, [self.m.get(a, a) for a in s.args], s.attrs, loc=s.loc)
+        c = self.b.emit(op, s.dtype, [self.m.get(a, a) for a in s.args], s.attrs, loc=s.loc)
         self.m[s] = c
         f = s.attrs.get('buf')
         if op == 'gload':
             if s in self.active:
-                self.dot[s] = Value(self.emit('gload', s.dtype, c.args, {**s.attrs, 'buf': f.dual}))
+                self.dot[s] = Value(self.b.emit('gload', s.dtype, c.args, {**s.attrs, 'buf': f.dual}))
         elif op in ('gstore', 'atomic') and f.dual is not None:
             if op == 'atomic' and s.attrs['fn'] not in ('add', 'sub'):
                 if s.value_arg in self.active:
@@ -59,21 +54,21 @@ class Tangent:
             d = self.tan(s.value_arg)
             if d is None and op == 'atomic':
                 return
-            d = ops.as_value(0.0, f.dtype) if d is None else ops.cast(d, f.dtype)
-            self.emit(op, s.dtype, c.args[:-1] + [d.stmt], {**s.attrs, 'buf': f.dual}, loc=s.loc)
+            d = self.b.value(0.0, f.dtype) if d is None else self.b.cast(d, f.dtype)
+            self.b.emit(op, s.dtype, c.args[:-1] + [d.stmt], {**s.attrs, 'buf': f.dual}, loc=s.loc)
         elif op == 'alloca':
             if s in self.active:
-                v = self.emit('alloca', s.dtype, attrs=s.attrs)
+                v = self.b.emit('alloca', s.dtype, attrs=s.attrs)
                 self.dvar[s] = v
         elif op == 'store':
             var = s.args[0]
             if var in self.dvar:
                 d = self.tan(s.args[1])
-                self.emit('store', None, [self.dvar[var], ops.as_value(0.0, var.dtype) if d is None
-                                          else ops.cast(d, var.dtype)])
+                self.b.emit('store', None, [self.dvar[var], self.b.value(0.0, var.dtype) if d is None
+                                          else self.b.cast(d, var.dtype)])
         elif op == 'load':
             if s in self.active and s.args[0] in self.dvar:
-                self.dot[s] = Value(self.emit('load', s.dtype, [self.dvar[s.args[0]]]))
+                self.dot[s] = Value(self.b.emit('load', s.dtype, [self.dvar[s.args[0]]]))
         elif s in self.active:
             self.dot_of_pure(s)
 
@@ -84,13 +79,13 @@ class Tangent:
             return
         if op == 'cast':
             if s.args[0].dtype.is_float:
-                self.dot[s] = ops.cast(dargs[0], s.dtype)
+                self.dot[s] = self.b.cast(dargs[0], s.dtype)
             return
-        if not rules.has_rule(op):
+        if not optable.has_rule(op):
             raise located(AutodiffError, f'no derivative rule for the IR op {op!r}', s.loc)
-        d = rules.jvp(op, [Value(self.m[a]) for a in s.args], Value(self.m[s]), dargs)
+        d = optable.jvp(self.b, op, [Value(self.m[a]) for a in s.args], Value(self.m[s]), dargs)
         if d is not None:
-            self.dot[s] = ops.cast(d, s.dtype)
+            self.dot[s] = self.b.cast(d, s.dtype)
 
 
 def tangent_task(task):
@@ -99,9 +94,9 @@ def tangent_task(task):
     from ..passes.tasks import Task
     active = analyse(task.body, 'dual')
     body = ir.Block()
-    em = Emitter()
-    with emitting(em), em.open(body):
-        Tangent(active).run(task.body)
+    b = Builder()
+    with building(b), b.open(body):
+        Tangent(active, b).run(task.body)
     simplify(body)
     return Task(task.kind, body, task.name + '_jvp')
 

@@ -15,9 +15,8 @@ import os
 from .. import ir
 from .. import types as T
 from ..errors import AutodiffError, located
-from ..frontend import ops
-from ..frontend.context import Emitter, Value, emitting
-from . import rules
+from .. import optable
+from ..irbuild import Builder, Value, building
 from .activity import analyse
 
 
@@ -31,7 +30,8 @@ def _err(s, msg):
 
 
 class Reverser:
-    def __init__(self, body, active, ad_stack_size=0):
+    def __init__(self, body, active, builder, ad_stack_size=0):
+        self.b = builder     # emits the adjoint (its insertion point moves through the blocks)
         self.active = active
         self.ad_stack_size = ad_stack_size
         self.m = {}
@@ -52,30 +52,24 @@ class Reverser:
                 self.stores.setdefault(s.args[0], []).append(s)
 
     # ------------------------------------------------------------ emission helpers
-    def emit(self, op, dtype=None, args=(), attrs=None, blocks=(), loc=None):
-        from ..frontend.context import current
-        st = ir.Stmt(op, dtype, [a.stmt if isinstance(a, Value) else a for a in args], attrs, blocks)
-        st.loc = loc
-        return current().emit(st)
-
     def v(self, s):
         return Value(self.m[s])
 
     def new_adj(self, s, dtype):
-        a = self.emit('alloca', dtype)
-        self.emit('store', None, [a, ops.as_value(0.0, dtype)])
+        a = self.b.emit('alloca', dtype)
+        self.b.emit('store', None, [a, self.b.value(0.0, dtype)])
         self.adj[s] = a
 
     def acc(self, s, g):
         a = self.adj.get(s)
         if a is None or g is None:
             return
-        cur = Value(self.emit('load', a.dtype, [a]))
-        self.emit('store', None, [a, ops.binary('add', cur, ops.cast(g, a.dtype))])
+        cur = Value(self.b.emit('load', a.dtype, [a]))
+        self.b.emit('store', None, [a, self.b.binary('add', cur, self.b.cast(g, a.dtype))])
 
     def grad(self, s):
         a = self.adj[s]
-        return Value(self.emit('load', a.dtype, [a]))
+        return Value(self.b.emit('load', a.dtype, [a]))
 
     def contains_active(self, s):
         """Does compound statement s need a reverse? Yes if it computes an active value, stores
@@ -123,9 +117,9 @@ class Reverser:
         if op in ('if', 'for', 'while'):
             return getattr(self, 'replay_' + op)(s)
         if op in ('break', 'continue'):
-            self.emit(op, loc=s.loc)
+            self.b.emit(op, loc=s.loc)
             return
-        c = self.emit(op, s.dtype, [self.m.get(a, a) for a in s.args], s.attrs, loc=s.loc)
+        c = self.b.emit(op, s.dtype, [self.m.get(a, a) for a in s.args], s.attrs, loc=s.loc)
         self.m[s] = c
         if s in self.active:
             self.new_adj(s, s.dtype)
@@ -138,22 +132,21 @@ class Reverser:
             if x.op == 'load' and x.args[0] not in inner and x.args[0] not in saved \
                     and self.stores.get(x.args[0]):
                 a = x.args[0]
-                ck = self.emit('alloca', a.dtype)
-                self.emit('store', None, [ck, self.emit('load', a.dtype, [self.m[a]])])
+                ck = self.b.emit('alloca', a.dtype)
+                self.b.emit('store', None, [ck, self.b.emit('load', a.dtype, [self.m[a]])])
                 saved[a] = ck
         self.ck[s] = saved
 
     def restore(self, s):
         for a, ck in self.ck[s].items():
-            self.emit('store', None, [self.m[a], self.emit('load', a.dtype, [ck])])
+            self.b.emit('store', None, [self.m[a], self.b.emit('load', a.dtype, [ck])])
 
     def replay_if(self, s):
         self.checkpoint(s)
         t, e = ir.Block(), ir.Block()
-        self.emit('if', None, [self.m[s.args[0]]], blocks=[t, e], loc=s.loc)
-        from ..frontend.context import current
+        self.b.emit('if', None, [self.m[s.args[0]]], blocks=[t, e], loc=s.loc)
         for pb, nb in zip(s.blocks, (t, e)):
-            with current().open(nb):
+            with self.b.open(nb):
                 self.replay_block(pb)
 
     def replay_while(self, s):
@@ -162,9 +155,8 @@ class Reverser:
                        '(its trip count is unknown); use a for loop with constant bounds')
         self.checkpoint(s)
         body = ir.Block()
-        self.emit('while', None, blocks=[body], loc=s.loc)
-        from ..frontend.context import current
-        with current().open(body):
+        self.b.emit('while', None, blocks=[body], loc=s.loc)
+        with self.b.open(body):
             self.replay_block(s.blocks[0])
 
     # ------------------------------------------------------------ serial for loops
@@ -204,9 +196,9 @@ class Reverser:
             lo, hi = s.args[0].attrs['value'], s.args[1].attrs['value']
             return max(0, -(-(hi - lo) // step)) if step > 0 else max(0, -(-(lo - hi) // -step))
         if step > 0:
-            return ops.binary('max', ops.binary('floordiv', ops.binary('add', ops.binary('sub', e, b),
+            return self.b.binary('max', self.b.binary('floordiv', self.b.binary('add', self.b.binary('sub', e, b),
                                                                           step - 1), step), 0)
-        return ops.binary('max', ops.binary('floordiv', ops.binary('add', ops.binary('sub', b, e),
+        return self.b.binary('max', self.b.binary('floordiv', self.b.binary('add', self.b.binary('sub', b, e),
                                                                       -step - 1), -step), 0)
 
     def replay_for(self, s):
@@ -225,26 +217,25 @@ class Reverser:
                                'count (constant range bounds), or ti.init(ad_stack_size=N) for at '
                                'most N iterations (more is reported as an error)')
                 self.capacity[s] = n
-            self.snap[s] = {a: self.emit('alloca', a.dtype, attrs={'size': max(n, 1)}) for a in carried}
+            self.snap[s] = {a: self.b.emit('alloca', a.dtype, attrs={'size': max(n, 1)}) for a in carried}
         body = ir.Block()
-        loop = self.emit('for', T.i32, [self.m[s.args[0]], self.m[s.args[1]]], s.attrs,
+        loop = self.b.emit('for', T.i32, [self.m[s.args[0]], self.m[s.args[1]]], s.attrs,
                          blocks=[body], loc=s.loc)
         self.m[s] = loop
-        from ..frontend.context import current
-        with current().open(body):
+        with self.b.open(body):
             if carried:
                 k = self.iteration_number(s, Value(loop))
-                target = current().blocks[-1]
+                target = self.b.blocks[-1]
                 if s in self.capacity:  # run-time trip count: store while it fits, else flag
                     fits, over = ir.Block(), ir.Block()
-                    self.emit('if', None, [ops.binary('lt', k, self.capacity[s])], blocks=[fits, over])
-                    with current().open(over):
-                        self.emit('gstore', None, [ops.as_value(1, T.i32)],
+                    self.b.emit('if', None, [self.b.binary('lt', k, self.capacity[s])], blocks=[fits, over])
+                    with self.b.open(over):
+                        self.b.emit('gstore', None, [self.b.value(1, T.i32)],
                                   {'buf': self.overflow_flag(s), 'comp': 0}, loc=s.loc)
                     target = fits
-                with current().open(target):
+                with self.b.open(target):
                     for a, arr in self.snap[s].items():
-                        self.emit('astore', None, [arr, k, self.emit('load', a.dtype, [self.m[a]])])
+                        self.b.emit('astore', None, [arr, k, self.b.emit('load', a.dtype, [self.m[a]])])
             self.replay_block(s.blocks[0])
 
     def overflow_flag(self, s):
@@ -255,8 +246,8 @@ class Reverser:
 
     def iteration_number(self, s, i):
         step = s.attrs['step']
-        k = ops.binary('sub', i, self.v(s.args[0]))
-        return k if step == 1 else ops.binary('floordiv', k, step)
+        k = self.b.binary('sub', i, self.v(s.args[0]))
+        return k if step == 1 else self.b.binary('floordiv', k, step)
 
     def reverse_for(self, s):
         self.restore(s)
@@ -265,17 +256,16 @@ class Reverser:
                        'the adjoint')
         n = self.trip(s)
         body = ir.Block()
-        rl = self.emit('for', T.i32, [ops.as_value(0, T.i32), ops.as_value(n, T.i32)], {'step': 1},
+        rl = self.b.emit('for', T.i32, [self.b.value(0, T.i32), self.b.value(n, T.i32)], {'step': 1},
                        blocks=[body], loc=s.loc)
-        from ..frontend.context import current
-        with current().open(body):
-            k = ops.binary('sub', ops.binary('sub', n, 1), Value(rl))
-            i = ops.binary('add', self.v(s.args[0]), ops.binary('mul', k, s.attrs['step']))
+        with self.b.open(body):
+            k = self.b.binary('sub', self.b.binary('sub', n, 1), Value(rl))
+            i = self.b.binary('add', self.v(s.args[0]), self.b.binary('mul', k, s.attrs['step']))
             saved = self.m[s]
             self.m[s] = i.stmt
-            kk = k if s not in self.capacity else ops.binary('min', k, self.capacity[s] - 1)
+            kk = k if s not in self.capacity else self.b.binary('min', k, self.capacity[s] - 1)
             for a, arr in self.snap.get(s, {}).items():
-                self.emit('store', None, [self.m[a], self.emit('aload', a.dtype, [arr, kk])])
+                self.b.emit('store', None, [self.m[a], self.b.emit('aload', a.dtype, [arr, kk])])
             self.run(s.blocks[0])
             self.m[s] = saved
 
@@ -287,10 +277,9 @@ class Reverser:
         if op == 'if':
             self.restore(s)
             t, e = ir.Block(), ir.Block()
-            self.emit('if', None, [self.m[s.args[0]]], blocks=[t, e], loc=s.loc)
-            from ..frontend.context import current
+            self.b.emit('if', None, [self.m[s.args[0]]], blocks=[t, e], loc=s.loc)
             for pb, nb in zip(s.blocks, (t, e)):
-                with current().open(nb):
+                with self.b.open(nb):
                     self.run(pb)
             return
         if op == 'for':
@@ -312,36 +301,36 @@ class Reverser:
                 raise _err(s, f'atomic {fn} into {f.name}, which needs a gradient, cannot be '
                            'differentiated')
             g = self.grad_of_field(s)
-            self.acc(s.value_arg, g if fn == 'add' else ops.unary('neg', g))
+            self.acc(s.value_arg, g if fn == 'add' else -g)
             return
         if op == 'store':
             var, val = s.args
             if var in self.adj:  # the stored value takes the local's adjoint; the old value none
                 if val in self.active:
-                    self.acc(val, Value(self.emit('load', var.dtype, [self.adj[var]])))
-                self.emit('store', None, [self.adj[var], ops.as_value(0.0, var.dtype)])
+                    self.acc(val, Value(self.b.emit('load', var.dtype, [self.adj[var]])))
+                self.b.emit('store', None, [self.adj[var], self.b.value(0.0, var.dtype)])
             return
         if s not in self.active:
             return
         g = self.grad(s) if s in self.adj else None
         if op == 'gload':
             gf = s.buf.grad
-            self.emit('atomic', gf.dtype, [self.m[i] for i in s.indices] + [g.stmt],
+            self.b.emit('atomic', gf.dtype, [self.m[i] for i in s.indices] + [g.stmt],
                       {'buf': gf, 'comp': s.attrs['comp'], 'fn': 'add'}, loc=s.loc)
         elif op == 'load':
             self.acc(s.args[0], g)
         elif op == 'cast':
             a = s.args[0]
             if a.dtype.is_float:
-                self.acc(a, ops.cast(g, a.dtype))
+                self.acc(a, self.b.cast(g, a.dtype))
         elif op == 'random':
             pass
-        elif rules.has_rule(op):
+        elif optable.has_rule(op):
             for a in s.args:
                 if a.op == 'random':
-                    raise _err(s, 'ti.random() feeds a differentiable value: the adjoint cannot '
-                               'replay the same random numbers')
-            grads = rules.vjp(op, [self.v(a) for a in s.args], self.v(s), g)
+                    raise _err(s, 'ti.random() feeds a differentiable value (RandStmt not supported): '
+                               'the adjoint cannot replay the same random numbers')
+            grads = optable.vjp(self.b, op, [self.v(a) for a in s.args], self.v(s), g)
             for a, ga in zip(s.args, grads):
                 if a in self.active:
                     self.acc(a, ga)
@@ -350,12 +339,12 @@ class Reverser:
 
     def clear_grad(self, s):
         gf = s.buf.grad
-        self.emit('gstore', None, [self.m[i] for i in s.indices] + [ops.as_value(0, gf.dtype)],
+        self.b.emit('gstore', None, [self.m[i] for i in s.indices] + [self.b.value(0, gf.dtype)],
                   {'buf': gf, 'comp': s.attrs['comp']}, loc=s.loc)
 
     def grad_of_field(self, s):
         gf = s.buf.grad
-        return Value(self.emit('gload', gf.dtype, [self.m[i] for i in s.indices],
+        return Value(self.b.emit('gload', gf.dtype, [self.m[i] for i in s.indices],
                                {'buf': gf, 'comp': s.attrs['comp']}, loc=s.loc))
 
 
@@ -370,23 +359,23 @@ def adjoint_task(task, flags=None, ad_stack_size=0):
         return None
     _check_random(task.body, active)
     body = ir.Block()
-    em = Emitter()
-    with emitting(em), em.open(body):
-        rv = Reverser(task.body, active, ad_stack_size)
+    b = Builder()
+    with building(b), b.open(body):
+        rv = Reverser(task.body, active, b, ad_stack_size)
         if task.kind == 'parallel':
             loop = task.loop
             prologue = task.body.stmts[:task.body.stmts.index(loop)]
             for s in prologue:
                 rv.replay(s)
             inner = ir.Block()
-            new_loop = rv.emit('parfor', T.i32, [rv.m[loop.args[0]]], blocks=[inner], loc=loop.loc)
+            new_loop = rv.b.emit('parfor', T.i32, [rv.m[loop.args[0]]], blocks=[inner], loc=loop.loc)
             rv.m[loop] = new_loop
             # The prologue's differentiable values (a top-level `t = sin(x[0])` or a temporary's
             # load, read by every iteration) are recomputed per iteration in the adjoint, and
             # reversed after the iteration, so each iteration's share of their adjoint flows
             # back into the fields they read.
             shared = [s for s in prologue if s in active and s.op != 'alloca']
-            with em.open(inner):
+            with b.open(inner):
                 for s in shared:
                     rv.replay(s)
                 rv.run(loop.blocks[0])
@@ -431,9 +420,9 @@ def _check_random(body, active):
             bad = any(x in active or (x.op == 'store' and x.args[0] in active)
                       for b in s.blocks for x in ir.walk(b))
         if bad:
-            raise _err(s, 'ti.random() decides a differentiable value here, and the adjoint '
-                       'cannot replay the same random numbers; draw them in a separate kernel '
-                       'into a field and read that')
+            raise _err(s, 'ti.random() decides a differentiable value here (RandStmt not supported): '
+                       'the adjoint cannot replay the same random numbers; draw them in a '
+                       'separate kernel into a field and read that')
 
 
 def prepare_temporaries(tasks):

@@ -1,9 +1,12 @@
 """Codegen stage: a SPIR-V module builder that owns the module's sections (in the order of the
 SPIR-V spec, section 2.4) and deduplicates ids for types and constants. Emits assembly text for
-spirv-as."""
+spirv-as. Source locations become OpString (the file) + OpLine (the line), so drivers, layers and
+SPIR-V tools can point at the user's line."""
 import numpy as np
 
 from .. import types as T
+
+LOCAL_SIZE = 128  # invocations per workgroup of a parallel task
 
 
 class Module:
@@ -12,6 +15,8 @@ class Module:
         self.extensions = []
         self.entry = []
         self.modes = []
+        self.strings = []      # OpString: the source files named by OpLine
+        self.at_line = None    # the OpLine in force in the current block
         self.names = []
         self.decorations = []
         self.globals = []      # types, constants, global variables (in dependency order)
@@ -42,6 +47,29 @@ class Module:
     def _global(self, hint, text):
         i = self.new(hint)
         self.globals.append(f'{i} = {text}')
+        return i
+
+    # ------------------------------------------------------------ debug info
+    def source_line(self, loc):
+        """`OpLine` for a statement's SourceLocation (None: no location)."""
+        if loc is None or not getattr(loc, 'file', None) or not loc.line:
+            return None
+        f = self._cached(('str', loc.file), lambda: self._string(loc.file))
+        return f'OpLine {f} {int(loc.line)} 0'
+
+    def line_change(self, loc):
+        """[OpLine] where a statement's location differs from the line in force, else []. An
+        OpLine holds to the end of its block: `at_line` is reset at each OpLabel."""
+        line = self.source_line(loc)
+        if line is None or line == self.at_line:
+            return []
+        self.at_line = line
+        return [line]
+
+    def _string(self, text):
+        i = self.new('src')
+        quoted = text.replace('\\', '\\\\').replace('"', '\\"')
+        self.strings.append(f'{i} = OpString "{quoted}"')
         return i
 
     # ------------------------------------------------------------ types
@@ -135,6 +163,6 @@ class Module:
         out += [f'OpExtension "{e}"' for e in self.extensions]
         out.append(f'{self.glsl} = OpExtInstImport "GLSL.std.450"')
         out.append('OpMemoryModel Logical GLSL450')
-        out += self.entry + self.modes + self.names + self.decorations + self.globals
+        out += self.entry + self.modes + self.strings + self.names + self.decorations + self.globals
         out += self.functions
         return '\n'.join(out) + '\n'

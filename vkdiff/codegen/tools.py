@@ -105,12 +105,42 @@ def cache_dir():
 def _run(args, what, asm=None, stdin=None):
     r = subprocess.run(args, capture_output=True, text=stdin is None, input=stdin)
     if r.returncode != 0:
-        msg = f'internal: {what} failed:\n{_err_text(r)}'
+        err = _err_text(r)
+        where = source_of_error(err, asm) if asm is not None else None
+        msg = f'internal: {what} failed:\n{err}' + (f'\nin the code of {where}' if where else '')
         if asm is not None:
             numbered = '\n'.join(f'{i + 1:4d}  {l}' for i, l in enumerate(asm.splitlines()))
             msg += f'\n--- generated SPIR-V ---\n{numbered}'
         raise CompileError(msg)
     return r
+
+
+def source_of_error(err, asm):
+    """The user's source line (from the OpLine in force, codegen/module.py) of the instruction
+    a SPIR-V tool's message names ('error: line N: ...' then the instruction), as
+    'File "f", line L:\n    text'; None when the message or the code carries no location."""
+    import linecache
+    import re
+    m = re.search(r'line (\d+): .*\n\s*(?:%\S+ = )?(Op\w+)', err)
+    if m is None:
+        return None
+    lines = asm.splitlines()
+    k, opname = int(m.group(1)) - 1, m.group(2)
+    near = [j for j in (k, k - 1, k + 1) if 0 <= j < len(lines) and f' {opname} ' in
+            f' {lines[j].split("=", 1)[-1]} ']
+    if not near:
+        return None
+    strings = {sid: re.sub(r'\\(.)', r'\1', text) for sid, text in
+               re.findall(r'^(%\S+) = OpString "((?:[^"\\]|\\.)*)"$', asm, re.M)}
+    for line in reversed(lines[:near[0] + 1]):
+        if line.startswith('OpLine '):
+            _, sid, n, _ = line.split()
+            path = strings.get(sid)
+            text = linecache.getline(path, int(n)).strip() if path else ''
+            return f'File "{path}", line {n}' + (f':\n    {text}' if text else '')
+        if line.endswith('= OpLabel'):
+            return None  # (an OpLine holds to the end of its block only)
+    return None
 
 
 def _err_text(r):

@@ -1,7 +1,7 @@
 """Codegen: workgroup-level pieces — built-in invocation ids and the workgroup sum used by
 reductions (subgroup arithmetic where enabled, a shared-memory tree otherwise)."""
 from .. import types as T
-from .spirv import LOCAL_SIZE
+from .module import LOCAL_SIZE
 
 
 def builtin_x(cg, name):
@@ -33,101 +33,141 @@ def builtin_scalar(cg, name):
 
 def gen_wg_sum(cg, s):
     """Sum of a value over the workgroup, valid in invocation 0 (in uniform control flow).
-    With subgroup arithmetic: a subgroup reduce, one shared slot per subgroup, one barrier,
-    and invocation 0 adds the slots; otherwise a shared-memory tree."""
-    if cg.features.get('subgroup_arithmetic') and cg.features.get('subgroup_basic'):
-        return gen_wg_sum_subgroups(cg, s)
-    m, dt = cg.m, s.dtype
-    t = cg.t(dt)
-    sh = _shared_array(m, t)
+    The workgroup sums of one batch (passes.reduction marks them `batch`: consecutive statements
+    whose operands are all computed before the first) are made together and share their
+    barriers; the first statement of a batch computes the values of all."""
+    if s in cg.values:
+        return cg.values[s]
+    batch = s.attrs.get('batch')
+    members = [s] if batch is None else [
+        x for x in s.parent.stmts if x.op == 'wg_sum' and x.attrs.get('batch') == batch]
+    per = max(1, SHARED_BYTES // (s.dtype.nbytes * LOCAL_SIZE))
+    size = min(per, len(members)) * LOCAL_SIZE  # one array for all chunks of the batch
+    for i in range(0, len(members), per):
+        chunk = members[i:i + per]
+        vals = [cg.values[x.args[0]] for x in chunk]
+        if cg.features.get('subgroup_arithmetic') and cg.features.get('subgroup_basic'):
+            totals = _sums_subgroups(cg, s.dtype, vals, size)
+        else:
+            totals = _sums_tree(cg, s.dtype, vals, size)
+        for x, t in zip(chunk, totals):
+            cg.values[x] = t
+    return cg.values[s]
+
+
+# shared memory of one batch of workgroup sums (entries x LOCAL_SIZE): a quarter of lavapipe's
+# 32 KiB, half of the 16 KiB every Vulkan device has
+SHARED_BYTES = 8192
+
+
+def _barrier(cg):
+    m = cg.m
+    cg.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
+
+
+def _if(cg, cond, hint):
+    """Open `if cond` (structured); returns the merge label to close it with cg.branch/label."""
+    then, end = cg.m.new(hint), cg.m.new(hint + 'm')
+    cg.emit(f'OpSelectionMerge {end} None')
+    cg.emit(f'OpBranchConditional {cond} {then} {end}')
+    cg.terminated = True
+    cg.label(then)
+    return end
+
+
+def _close(cg, end):
+    cg.branch(end)
+    cg.label(end)
+
+
+def _sums_tree(cg, dt, vals, size):
+    """A shared-memory tree: every invocation stores its values, then halving steps (one
+    barrier each) add the upper half into the lower; the same adds in the same order as one sum
+    at a time."""
+    m = cg.m
+    t, i32 = cg.t(dt), cg.t(T.i32)
+    sh = _shared_array(m, t, size)
     pw = m.pointer('Workgroup', t)
-    lid = cg.op('OpBitcast', cg.t(T.i32), builtin_x(cg, 'LocalInvocationId'))
+    lid = cg.op('OpBitcast', i32, builtin_x(cg, 'LocalInvocationId'))
     add = 'OpFAdd' if dt.is_float else 'OpIAdd'
 
-    def barrier():
-        cg.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
-    cg.emit(f'OpStore {cg.op("OpAccessChain", pw, sh, lid)} {cg.values[s.args[0]]}')
-    barrier()
+    def slot(k, i):
+        return cg.op('OpAccessChain', pw, sh, cg.op('OpIAdd', i32, i, m.i32(k * LOCAL_SIZE)))
+    for k, v in enumerate(vals):
+        cg.emit(f'OpStore {slot(k, lid)} {v}')
+    _barrier(cg)
     half = LOCAL_SIZE // 2
     while half >= 1:
-        cond = cg.op('OpSLessThan', m.bool(), lid, m.i32(half))
-        then, end = m.new('red'), m.new('redm')
-        cg.emit(f'OpSelectionMerge {end} None')
-        cg.emit(f'OpBranchConditional {cond} {then} {end}')
-        cg.terminated = True
-        cg.label(then)
-        pa = cg.op('OpAccessChain', pw, sh, lid)
-        pb = cg.op('OpAccessChain', pw, sh, cg.op('OpIAdd', cg.t(T.i32), lid, m.i32(half)))
-        cg.emit(f'OpStore {pa} {cg.op(add, t, cg.op("OpLoad", t, pa), cg.op("OpLoad", t, pb))}')
-        cg.branch(end)
-        cg.label(end)
-        barrier()
+        end = _if(cg, cg.op('OpSLessThan', m.bool(), lid, m.i32(half)), 'red')
+        upper = cg.op('OpIAdd', i32, lid, m.i32(half))
+        for k in range(len(vals)):
+            pa, pb = slot(k, lid), slot(k, upper)
+            cg.emit(f'OpStore {pa} {cg.op(add, t, cg.op("OpLoad", t, pa), cg.op("OpLoad", t, pb))}')
+        _close(cg, end)
+        _barrier(cg)
         half //= 2
-    total = cg.op('OpLoad', t, cg.op('OpAccessChain', pw, sh, m.i32(0)))
-    barrier()  # the next workgroup sum of this type reuses the array
-    return total
+    totals = [cg.op('OpLoad', t, slot(k, m.i32(0))) for k in range(len(vals))]
+    _barrier(cg)  # the next batch of this size reuses the array
+    return totals
 
 
-def gen_wg_sum_subgroups(cg, s):
-    m, dt = cg.m, s.dtype
+def _sums_subgroups(cg, dt, vals, size):
+    """A subgroup reduce of each value, one shared slot per (value, subgroup), one barrier, and
+    invocation 0 adds each value's slots in subgroup order."""
+    m = cg.m
     t, i32 = cg.t(dt), cg.t(T.i32)
     m.capability('GroupNonUniform')
     m.capability('GroupNonUniformArithmetic')
     scope = m.u32(3)  # Subgroup
-    part = cg.op('OpGroupNonUniformFAdd' if dt.is_float else 'OpGroupNonUniformIAdd', t,
-                   scope, 'Reduce', cg.values[s.args[0]])
-    sh = _shared_array(m, t)
+    fadd = 'OpGroupNonUniformFAdd' if dt.is_float else 'OpGroupNonUniformIAdd'
+    parts = [cg.op(fadd, t, scope, 'Reduce', v) for v in vals]
+    sh = _shared_array(m, t, size)
     pw = m.pointer('Workgroup', t)
-    sgid = builtin_scalar(cg, 'SubgroupId')
+    sgid = cg.op('OpBitcast', i32, builtin_scalar(cg, 'SubgroupId'))
     nsg = cg.op('OpBitcast', i32, builtin_scalar(cg, 'NumSubgroups'))
-    elect = cg.op('OpGroupNonUniformElect', m.bool(), scope)
-    then, end = m.new('sgw'), m.new('sgwm')
-    cg.emit(f'OpSelectionMerge {end} None')
-    cg.emit(f'OpBranchConditional {elect} {then} {end}')
-    cg.terminated = True
-    cg.label(then)
-    cg.emit(f'OpStore {cg.op("OpAccessChain", pw, sh, sgid)} {part}')
-    cg.branch(end)
-    cg.label(end)
-    cg.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
+
+    def slot(k, j):
+        return cg.op('OpAccessChain', pw, sh, cg.op('OpIAdd', i32, j, m.i32(k * LOCAL_SIZE)))
+    end = _if(cg, cg.op('OpGroupNonUniformElect', m.bool(), scope), 'sgw')
+    for k, p in enumerate(parts):
+        cg.emit(f'OpStore {slot(k, sgid)} {p}')
+    _close(cg, end)
+    _barrier(cg)
     # invocation 0 adds the per-subgroup sums in order
-    acc, k = cg.local_var(dt, 'wgacc'), cg.local_var(T.i32, 'wgk')
-    cg.emit(f'OpStore {acc} {m.const(dt, 0)}')
-    cg.emit(f'OpStore {k} {m.i32(0)}')
+    accs = [cg.local_var(dt, 'wgacc') for _ in vals]
+    for acc in accs:
+        cg.emit(f'OpStore {acc} {m.const(dt, 0)}')
+    kvar = cg.local_var(T.i32, 'wgk')
+    cg.emit(f'OpStore {kvar} {m.i32(0)}')
     lid = cg.op('OpBitcast', i32, builtin_x(cg, 'LocalInvocationId'))
-    is0 = cg.op('OpIEqual', m.bool(), lid, m.i32(0))
-    first, done = m.new('wg0'), m.new('wg0m')
-    cg.emit(f'OpSelectionMerge {done} None')
-    cg.emit(f'OpBranchConditional {is0} {first} {done}')
-    cg.terminated = True
-    cg.label(first)
+    done = _if(cg, cg.op('OpIEqual', m.bool(), lid, m.i32(0)), 'wg0')
     body = m.new('wgb')
     header, cont, merge = cg.open_loop('wg')
-    kv = cg.op('OpLoad', i32, k)
-    cg.emit(f'OpBranchConditional {cg.op("OpSLessThan", m.bool(), kv, nsg)} {body} {merge}')
+    j = cg.op('OpLoad', i32, kvar)
+    cg.emit(f'OpBranchConditional {cg.op("OpSLessThan", m.bool(), j, nsg)} {body} {merge}')
     cg.terminated = True
     cg.label(body)
-    v = cg.op('OpLoad', t, cg.op('OpAccessChain', pw, sh, kv))
     add = 'OpFAdd' if dt.is_float else 'OpIAdd'
-    cg.emit(f'OpStore {acc} {cg.op(add, t, cg.op("OpLoad", t, acc), v)}')
+    for k, acc in enumerate(accs):
+        v = cg.op('OpLoad', t, slot(k, j))
+        cg.emit(f'OpStore {acc} {cg.op(add, t, cg.op("OpLoad", t, acc), v)}')
     cg.branch(cont)
     cg.label(cont)
-    cg.emit(f'OpStore {k} {cg.op("OpIAdd", i32, cg.op("OpLoad", i32, k), m.i32(1))}')
+    cg.emit(f'OpStore {kvar} {cg.op("OpIAdd", i32, cg.op("OpLoad", i32, kvar), m.i32(1))}')
     cg.emit(f'OpBranch {header}')
     cg.terminated = True
     cg.label(merge)
-    cg.branch(done)
-    cg.label(done)
-    # the next workgroup sum of this type reuses the array: no subgroup may write its slot
-    # before invocation 0 has read them all
-    cg.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
-    return cg.op('OpLoad', t, acc)
+    _close(cg, done)
+    # the next batch of this size reuses the array: no subgroup may write its slots before
+    # invocation 0 has read them all
+    _barrier(cg)
+    return [cg.op('OpLoad', t, acc) for acc in accs]
 
 
-def _shared_array(m, t):
-    """One shared array per element type for all the workgroup sums of a shader (each sum ends
-    with a barrier): a task with many contended accumulators (the tangent of an adjoint has
-    dozens) would otherwise exceed maxComputeSharedMemorySize (32 KiB on lavapipe) and crash."""
-    arr = m.array(t, LOCAL_SIZE)
-    return m._cached(('wg_sum_shared', t), lambda: m._global(
+def _shared_array(m, t, n):
+    """One shared array per element type and size for all the workgroup sums of a shader (each
+    batch ends with a barrier): a task with many contended accumulators (the tangent of an
+    adjoint has dozens) would otherwise exceed maxComputeSharedMemorySize and crash."""
+    arr = m.array(t, n)
+    return m._cached(('wg_sum_shared', t, n), lambda: m._global(
         'shared', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup'))

@@ -10,7 +10,7 @@ import builtins
 import inspect
 import textwrap
 
-from ..errors import CompileError, SourceLocation, VkdiffError, located
+from ..errors import CompileError, SourceLocation, TaichiSyntaxError, VkdiffError, located
 from .compiletime import Grouped, NDRange, Static, _LoopCtl  # noqa: F401  markers for lang/api.py
 from .context import current, error
 from .expressions import ExpressionBuilder
@@ -58,7 +58,10 @@ class FunctionBuilder(ExpressionBuilder, StatementBuilder):
         self.scopes = [{}]
         self.loop_depth = 0      # serial loops enclosing the current statement
         self.static_depth = 0
+        self.static_scope = 0    # > 0 inside the arguments of ti.static(...) / comprehensions
+        self.kernel_args = set()  # a kernel's parameter names: Taichi makes them immutable
         self.in_parfor = False
+        self.folded_if = 0       # inside non-static ifs folded at compile time
         self.loops = []          # enclosing loops, innermost last: 'serial', 'parallel', or
         #                          ('static', emitter block depth at the unrolled body)
         self.result = None       # (lvalue) for funcs that return from inside branches
@@ -98,7 +101,8 @@ class FunctionBuilder(ExpressionBuilder, StatementBuilder):
         try:
             method = getattr(self, 'build_' + type(node).__name__, None)
             if method is None:
-                raise error(f'{type(node).__name__} is not supported in vkdiff kernels')
+                raise error(f'Unsupported node "{type(node).__name__}" (not supported in '
+                            'vkdiff kernels)', TaichiSyntaxError)
             return method(node)
         except (VkdiffError, _LoopCtl):
             raise

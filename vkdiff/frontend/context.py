@@ -1,58 +1,25 @@
 """Frontend state: the block statements are emitted into, the current source location, and the
 run-time scalar `Value` that kernel code computes with."""
-import contextlib
-
-from .. import ir
+from .. import irbuild
 from ..errors import CompileError, located
+from ..irbuild import current, building as emitting  # noqa: F401  (the frontend's names)
 
 
-class Emitter:
-    """Appends statements to the innermost open block."""
+class Emitter(irbuild.Builder):
+    """The kernel's IR builder, plus what the frontend tracks while it builds."""
 
     def __init__(self):
-        self.blocks = []
-        self.loc = None
+        super().__init__()
         self.kernel_ir = None  # the kernel being built (funcs called from library code need it)
         self.loop_config = None  # set by ti.loop_config(...) for the next for loop
-
-    def emit(self, stmt):
-        if not self.blocks:
-            raise CompileError('internal: no open block')
-        stmt.loc = stmt.loc or self.loc
-        return self.blocks[-1].append(stmt)
-
-    @contextlib.contextmanager
-    def open(self, block):
-        self.blocks.append(block)
-        try:
-            yield block
-        finally:
-            self.blocks.pop()
-
-
-_stack = []
-
-
-def current():
-    """The active emitter, or None in Python scope."""
-    return _stack[-1] if _stack else None
-
-
-@contextlib.contextmanager
-def emitting(emitter):
-    _stack.append(emitter)
-    try:
-        yield emitter
-    finally:
-        _stack.pop()
+        self.V = Value
 
 
 def emit(op, dtype=None, args=(), attrs=None, blocks=()):
     em = current()
     if em is None:
         raise CompileError(f'internal: `{op}` emitted outside a kernel')
-    return em.emit(ir.Stmt(op, dtype, [a.stmt if isinstance(a, Value) else a for a in args],
-                           attrs, blocks))
+    return em.emit(op, dtype, args, attrs, blocks)
 
 
 def error(message, exc=CompileError):
@@ -86,21 +53,11 @@ class Arithmetic:
     __gt__, __ge__ = _binop('gt'), _binop('ge')
 
 
-class Value(Arithmetic):
-    """A run-time scalar inside a kernel: wraps the IR statement that computes it."""
+class Value(Arithmetic, irbuild.Value):
+    """A run-time scalar inside a kernel (an irbuild.Value): its operators go through frontend.ops,
+    which adds Python-object resolution (matrices, compile-time folding) to the builder's typing."""
 
-    __slots__ = ('stmt',)
-    __array_priority__ = 1000  # numpy scalars defer to our operators
-
-    def __init__(self, stmt):
-        self.stmt = stmt
-
-    @property
-    def dtype(self):
-        return self.stmt.dtype
-
-    def __repr__(self):
-        return f'Value({self.stmt!r}:{self.dtype})'
+    __slots__ = ()
 
     def __bool__(self):
         raise error('a run-time value cannot be used where Python needs a compile-time bool '

@@ -14,6 +14,7 @@ from ..lang.matrix import Matrix
 from . import ops
 from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_field, _is_struct_lv,
                           _struct_copy)
+from ..errors import TaichiSyntaxError
 from .context import Value, error
 from .lvalues import LocalVar, MatrixLValue, field_lvalue
 
@@ -77,7 +78,7 @@ class ExpressionBuilder:
                 out.append(self(node.elt))
                 return
             g = node.generators[k]
-            it = self(g.iter)
+            it = self.static_eval(g.iter)
             if isinstance(it, Static):
                 it = it.value
             if isinstance(it, Value) or isinstance(it, (Grouped, NDRange)):
@@ -92,7 +93,7 @@ class ExpressionBuilder:
                         item.entries if hasattr(item, 'entries') else item)
                     for n, v in zip(names, vals):
                         self.scopes[-1][n] = v
-                    if all(_static_truth(self(c)) for c in g.ifs):
+                    if all(_static_truth(self.static_eval(c)) for c in g.ifs):
                         gen(k + 1)
                 finally:
                     self.scopes.pop()
@@ -149,7 +150,13 @@ class ExpressionBuilder:
         result = None
         for op, comp in zip(node.ops, node.comparators):
             right = self(comp)
-            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(op, (ast.Is, ast.IsNot)):  # Taichi: never in kernel code
+                name = 'is' if isinstance(op, ast.Is) else 'is not'
+                raise error(f'Operator "{name}" in Taichi scope is not supported.', TaichiSyntaxError)
+            if isinstance(op, (ast.In, ast.NotIn)):
+                if not self.static_scope:
+                    raise error(f'"{type(op).__name__}" is only supported inside `ti.static`.',
+                                TaichiSyntaxError)
                 if not (_compile_time(left) and _compile_time(right)):
                     raise error('is / in comparisons need compile-time values')
                 r = {ast.Is: lambda: left is right, ast.IsNot: lambda: left is not right,
@@ -214,6 +221,14 @@ class ExpressionBuilder:
     def build_Starred(self, node):
         return _Starred(self(node.value))
 
+    def static_eval(self, node):
+        """Build an expression in Taichi's static scope (where `in` is allowed)."""
+        self.static_scope += 1
+        try:
+            return self(node)
+        finally:
+            self.static_scope -= 1
+
     def build_Call(self, node):
         fn = self(node.func)
         if getattr(fn, '_vkdiff_atomic', None):
@@ -221,11 +236,13 @@ class ExpressionBuilder:
                 raise error(f'{fn.__name__} takes (target, value)')
             target = self.lvalue(node.args[0])
             return target.atomic(fn._vkdiff_atomic, self(node.args[1]))
+        # the arguments of ti.static(...) / ti.static_assert(...) are in Taichi's static scope
+        build = self.static_eval if getattr(fn, '_vkdiff_static_scope', False) else self
         args = []
         for a in node.args:
-            v = self(a)
+            v = build(a)
             args.extend(v.value) if isinstance(v, _Starred) else args.append(v)
-        kwargs = {k.arg: self(k.value) for k in node.keywords}
+        kwargs = {k.arg: build(k.value) for k in node.keywords}
         if fn is print:
             _warn_once('print() in a vkdiff kernel is ignored')
             return None

@@ -6,6 +6,7 @@ import contextlib
 
 from .. import ir
 from .. import types as T
+from ..errors import TaichiSyntaxError
 from ..lang.field import Field
 from ..lang.matrix import Vector
 from . import ops
@@ -16,7 +17,7 @@ from .context import Value, emit, error, current
 def _bounds_of_range(fb, call):
     if call.keywords:
         raise error('range() takes no keyword arguments')
-    args = [fb(a) for a in call.args]
+    args = [_python_int(fb(a)) for a in call.args]
     for a in args:
         if isinstance(a, Value) and not a.dtype.is_int:
             raise error('range() bounds must be integers')
@@ -33,6 +34,15 @@ def _bounds_of_range(fb, call):
     raise error('range() takes 1 to 3 arguments')
 
 
+def _python_int(a):
+    """numpy integers (and 0-d integer arrays) as range() bounds are Python ints."""
+    import numpy as np
+    if isinstance(a, (np.integer, np.ndarray)) and np.ndim(a) == 0 and \
+            np.issubdtype(np.asarray(a).dtype, np.integer):
+        return int(a)
+    return a
+
+
 def _target_names(target):
     if isinstance(target, ast.Name):
         return [target.id]
@@ -46,9 +56,11 @@ def build_for(fb, node):
         raise error('for ... else is not supported')
     config, current().loop_config = current().loop_config, None  # ti.loop_config: this loop only
     it_node = node.iter
+    _check_decorators(fb, it_node)
     # range(...) is read specially so that run-time bounds are allowed
     if isinstance(it_node, ast.Call) and isinstance(it_node.func, ast.Name) and \
             fb.lookup(it_node.func.id) is builtins.range:
+        _check_loop_vars(fb, node.target)
         lo, hi, step = _bounds_of_range(fb, it_node)
         dims, grouped = [(lo, hi, step)], False
     else:
@@ -59,6 +71,7 @@ def build_for(fb, node):
         if grouped:
             it = it.target
         if isinstance(it, Field):
+            _check_loop_vars(fb, node.target)  # Taichi checks range- and struct-for targets
             dims = [(o, o + n, 1) for n, o in zip(it.shape, it.offset or (0,) * len(it.shape))]
         elif isinstance(it, NDRange):
             dims = [(lo, hi, 1) for lo, hi in it.bounds]
@@ -73,12 +86,48 @@ def build_for(fb, node):
             raise error('ti.grouped loops bind one index vector')
     elif len(names) != len(dims):
         raise error(f'the loop binds {len(names)} names but iterates over {len(dims)} dimensions')
-    parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and \
+    parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and not fb.folded_if and \
         not (config and config['serialize'])
     if parallel:
         _parallel_for(fb, node, names, dims, grouped)
     else:
         _serial_for(fb, node, names, dims, grouped)
+
+
+def _decorator(fb, node):
+    """'static', 'grouped' or 'ndrange' when `node` calls ti.static/ti.grouped/ti.ndrange."""
+    if not isinstance(node, ast.Call):
+        return ''
+    from ..lang import api
+    try:
+        fn = fb(node.func)
+    except Exception:
+        return ''
+    return {api.static: 'static', api.grouped: 'grouped', api.ndrange: 'ndrange'}.get(fn, '') \
+        if callable(fn) else ''
+
+
+def _check_decorators(fb, it_node):
+    """Taichi's rules on nesting ti.static / ti.grouped / ti.ndrange in a loop's iterable."""
+    outer = _decorator(fb, it_node)
+    if not outer or len(it_node.args) != 1:
+        return
+    inner = _decorator(fb, it_node.args[0])
+    bad = {('static', 'static'): "'ti.static' cannot be nested",
+           ('grouped', 'static'): "'ti.static' is not allowed inside 'ti.grouped'",
+           ('grouped', 'grouped'): "'ti.grouped' cannot be nested"}.get((outer, inner))
+    if outer == 'ndrange' and inner:
+        bad = "No decorator is allowed inside 'ti.ndrange'"
+    if bad:
+        raise error(bad, TaichiSyntaxError)
+
+
+def _check_loop_vars(fb, target):
+    """Taichi's rule: a range-for or struct-for target must be a new name."""
+    for name in _target_names(target):
+        if any(name in sc for sc in fb.scopes):
+            raise error(f"Variable '{name}' is already declared in the outer scope and cannot be "
+                        'used as loop variable', TaichiSyntaxError)
 
 
 def _bind_indices(fb, names, idx, grouped):

@@ -2,7 +2,8 @@
 load / store / atomic, emitting IR."""
 from .. import ir
 from .. import types as T
-from ..lang.matrix import Matrix, _is_runtime, _static_index, dynamic_flat_index
+from ..errors import TaichiIndexError
+from ..lang.matrix import Matrix, _is_runtime, _static_index, dynamic_flat_index, flatten_key
 from . import ops
 from .context import Value, current, emit, error
 
@@ -105,18 +106,18 @@ class MatrixLValue:
             e.augment(fn, v) if isinstance(e, LocalVar) else e.atomic(fn, v)
 
     def entry(self, key):
+        """`m[i, j]` / `v[i]` (Taichi's rule: a matrix takes two indices, a vector one)."""
+        key = flatten_key(key)
+        count = len(key) if isinstance(key, tuple) else 1
+        if count != self.ndim:
+            raise error(f'Expected {self.ndim} indices, got {count} (indexing a '
+                        f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
         if _is_runtime(key):
-            if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
-                return MatrixLValue([DynamicEntry(self.entries, dynamic_flat_index(
-                    (key, j), self.n, self.m, 2)) for j in range(self.m)], self.m, 1, 1)
             return DynamicEntry(self.entries, dynamic_flat_index(key, self.n, self.m, self.ndim))
-        if isinstance(key, tuple) and len(key) == 2:
+        if self.ndim == 2:
             i, j = (_static_index(k) for k in key)
             return self.entries[i * self.m + j]
-        i = _static_index(key[0] if isinstance(key, tuple) else key)
-        if self.ndim == 2 and self.m > 1:
-            return MatrixLValue(self.entries[i * self.m:(i + 1) * self.m], self.m, 1, 1)
-        return self.entries[i]
+        return self.entries[_static_index(key[0] if isinstance(key, tuple) else key)]
 
 
 class DynamicEntry:

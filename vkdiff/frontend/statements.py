@@ -7,14 +7,14 @@ import copy
 
 from .. import ir
 from .. import types as T
-from ..errors import CompileError
+from ..errors import CompileError, TaichiSyntaxError
 from ..lang.field import Field
 from . import ops
 from .compiletime import (Static, _StaticBreak, _StaticContinue, _compile_time,
                           _is_runtime_scalar_or_matrix, _is_struct_field, _is_struct_lv)
 from .context import Value, current, emit, error
 from .expressions import _BINOPS, _warn_once
-from .loops import build_for
+from .loops import _decorator, build_for
 from .lvalues import ATOMIC_AUG, FieldElem, LocalVar, MatrixLValue, field_lvalue, new_local
 
 
@@ -38,7 +38,14 @@ class StatementBuilder:
         for target in node.targets:
             self.assign(target, value)
 
+    def check_mutable(self, target):
+        """Taichi's rule: a kernel's arguments cannot be assigned to."""
+        if isinstance(target, ast.Name) and target.id in self.kernel_args:
+            raise error(f'Kernel argument "{target.id}" is immutable in the kernel. If you want '
+                        'to change its value, please create a new variable.', TaichiSyntaxError)
+
     def build_AnnAssign(self, node):
+        self.check_mutable(node.target)
         dtype = T.resolve(self(node.annotation))
         value = ops.cast(self(node.value), dtype) if node.value is not None else ops.cast(0, dtype)
         if isinstance(node.target, ast.Name) and not self._defined_local(node.target.id):
@@ -60,6 +67,7 @@ class StatementBuilder:
                 self.assign(t, v)
             return
         if isinstance(target, ast.Name):
+            self.check_mutable(target)
             name = target.id
             cur = None
             for sc in reversed(self.scopes):
@@ -130,6 +138,7 @@ class StatementBuilder:
     def build_AugAssign(self, node):
         op = _BINOPS.get(type(node.op))
         value = self(node.value)
+        self.check_mutable(node.target)
         target = self.lvalue(node.target)
         elems = target.entries if isinstance(target, MatrixLValue) else [target]
         if all(isinstance(e, FieldElem) for e in elems) and op in ATOMIC_AUG:
@@ -148,7 +157,15 @@ class StatementBuilder:
         if isinstance(cond, Static):
             cond = cond.value
         if _compile_time(cond):
-            self.build_scoped(node.body if cond else node.orelse)
+            # Taichi: only `if ti.static(...)` is a static if; another if whose condition
+            # happens to be compile-time is still a run-time if there, so the for loops inside
+            # it are not the kernel's outermost (parallel) loops
+            runtime_if = _decorator(self, node.test) != 'static'
+            self.folded_if += runtime_if
+            try:
+                self.build_scoped(node.body if cond else node.orelse)
+            finally:
+                self.folded_if -= runtime_if
             return
         then_b, else_b = ir.Block(), ir.Block()
         emit('if', None, [ops.to_bool(cond)], blocks=[then_b, else_b])
@@ -201,11 +218,13 @@ class StatementBuilder:
         inner = self.loops[-1]
         if isinstance(inner, tuple):
             if len(current().blocks) != inner[1]:
-                raise error(f'{what} in a ti.static loop must not be inside a run-time if; use '
-                            'ti.static(...) for the condition')
+                raise error(f'You are trying to `{what}` a static `for` loop, but the `{what}` '
+                            'statement is inside a non-static `if` (use ti.static(...) for the '
+                            'condition)', TaichiSyntaxError)
             raise static_exc()
         if inner == 'parallel' and what == 'break':
-            raise error('break is not allowed in a parallel for loop')
+            raise error('Cannot break in the outermost loop (a parallel for loop)',
+                        TaichiSyntaxError)
         emit(what)
 
     # the kernel's own block: a for loop emitted straight into it is parallel (also from a func
@@ -247,10 +266,12 @@ class StatementBuilder:
         value = self(node.value) if node.value is not None else None
         if self.is_kernel:
             if not self.top_level or any(not isinstance(lp, tuple) for lp in self.loops):
-                raise error('a kernel can return only from its top level, outside run-time '
-                            'if/for/while; assign the result to a variable and return it last')
-            self.kernel.set_return(value)
-            self.returned = True
+                raise error('Return inside non-static if/for is not supported: a kernel returns '
+                            'only from its top level; assign the result to a variable and return '
+                            'it last', TaichiSyntaxError)
+            if value is not None:  # `return` / `return None` just end a kernel without a result
+                self.kernel.set_return(value)
+            self.returned = value is not None or self.kernel.ret_type is None
             return
         at_top = current().blocks[-1] is self.top_block
         if not at_top and self.loops:
@@ -277,7 +298,9 @@ class StatementBuilder:
         return var
 
     def build_FunctionDef(self, node):
-        raise error('defining functions inside a kernel is not supported; use @ti.func at module level')
+        where = 'kernel' if self.is_kernel else 'func'
+        raise error(f"Function definition is not allowed in 'ti.{where}' (define a @ti.func at "
+                    'module level)', TaichiSyntaxError)
 
 
 class _Return(Exception):

@@ -1,11 +1,14 @@
 """API stage: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
 math), usable in Python scope too where that makes sense."""
+from .. import optable
 from .. import types as T
+from ..errors import TaichiSyntaxError
 from ..frontend import ops
 from ..frontend.builder import Grouped, NDRange, Static
 from ..frontend.context import Value, emit, error, current
 from . import state
 from .field import Field
+from .matrix import Vector
 
 
 def static(x, *xs):
@@ -14,12 +17,20 @@ def static(x, *xs):
         return tuple(static(v) for v in (x,) + xs)
     if current() is None:
         return x
+    if isinstance(x, Grouped):  # ti.static(ti.grouped(ti.ndrange(...))): unrolled index vectors
+        if not isinstance(x.target, NDRange):
+            raise error("Only 'ti.ndrange' is allowed in 'ti.static(ti.grouped(...))'.",
+                        TaichiSyntaxError)
+        return Static([Vector(list(i)) for i in x.target])
     if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
             not isinstance(x, (str, Field)):
         return Static(list(x) if isinstance(x, NDRange) else x)
     if isinstance(x, Value):
         raise error('ti.static() needs a compile-time value, got a run-time one')
     return x
+
+
+static._vkdiff_static_scope = True  # the frontend builds its arguments in static scope
 
 
 def ndrange(*bounds):
@@ -83,6 +94,9 @@ def static_assert(cond, msg=None):
         raise error(f'static assertion failed{": " + str(msg) if msg else ""}')
 
 
+static_assert._vkdiff_static_scope = True
+
+
 def static_print(*args, **kwargs):
     """print() at compile time."""
     print(*args, **kwargs)
@@ -103,16 +117,27 @@ atomic_and, atomic_or, atomic_xor = _atomic('band'), _atomic('bor'), _atomic('bx
 atomic_mul = _atomic('mul')
 
 
-def _unary(name):
-    def f(x):
-        return ops.unary(name, x)
-    f.__name__ = name
+def _table_function(o):
+    if o.arity == 1:
+        def f(x):
+            return ops.unary(o.name, x)
+    else:
+        def f(a, b):
+            return ops.binary(o.name, a, b)
+    f.__name__ = f.__qualname__ = o.name
+    f.__doc__ = (f'{o.name}, elementwise on vectors and matrices, in kernels and in Python scope '
+                 '(declared in vkdiff/optable.py)')
     return f
 
 
-sin, cos, tan, asin, acos, atan = (_unary(n) for n in ('sin', 'cos', 'tan', 'asin', 'acos', 'atan'))
-sqrt, rsqrt, exp, log, tanh = (_unary(n) for n in ('sqrt', 'rsqrt', 'exp', 'log', 'tanh'))
-floor, ceil, abs = _unary('floor'), _unary('ceil'), _unary('abs')
+# sin, cos, sqrt, abs, ...: one function per op the op table exports (its `api` column)
+TABLE_FUNCTIONS = {o.name: _table_function(o) for o in optable.OPS.values() if o.api}
+globals().update(TABLE_FUNCTIONS)
+
+
+def table_functions(namespace):
+    """{name: function} of the op table's exports in `namespace` ('ti' or 'ti.math')."""
+    return {o.name: TABLE_FUNCTIONS[o.name] for o in optable.exported(namespace)}
 
 
 def round(x, dtype=None):
@@ -165,7 +190,7 @@ def bit_cast(x, dtype):
 
 
 def exp2(x):
-    return exp(ops.binary('mul', x, 0.6931471805599453))
+    return ops.unary('exp', ops.binary('mul', x, 0.6931471805599453))
 
 
 def raw_div(a, b):

@@ -176,7 +176,7 @@ class TaskList:
         backend pass `after` (lower, reductions, loop_limit, codegen)."""
         if after is None or after not in compiler.BACKEND:
             return compiler.format_tasks(self.tasks)
-        return compiler.ir_after(self.name, self.tasks, self.push, self.options, after)
+        return compiler.ir_after(self.tasks, self.options, after, [ct.code for ct in self.ctasks])
 
     def tangent(self):
         """The forward-mode (JVP) version of these tasks; of an adjoint, forward-over-reverse."""

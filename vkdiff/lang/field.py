@@ -216,6 +216,8 @@ class Field:
 
     def _numpy_input(self, arr):
         """`arr` converted for from_numpy (checked, not written)."""
+        from .torch_io import as_numpy
+        arr = as_numpy(arr, f'from_numpy into {self.name}')
         want = self.shape + self.elem_shape
         nd = len(self.shape)
         tails = {self.elem_shape}
@@ -241,6 +243,15 @@ class Field:
                                        f'{a.shape}')
             a = a.reshape(want)
         return a
+
+    def to_torch(self, device=None, keep_dims=False):
+        """The data as a new torch tensor (shaped as to_numpy gives it), on `device`."""
+        from .torch_io import to_torch
+        return to_torch(self.to_numpy(keep_dims=keep_dims), device)
+
+    def from_torch(self, tensor):
+        """Copy a torch tensor (any device; shaped as from_numpy takes it) in."""
+        self.from_numpy(tensor)
 
     @state.synchronized
     def fill(self, value):

@@ -6,7 +6,7 @@ import inspect
 
 from .. import ir
 from .. import types as T
-from ..errors import CompileError, KernelArgumentCountError, VkdiffError
+from ..errors import CompileError, KernelArgumentCountError, TaichiSyntaxError, VkdiffError, located
 from ..frontend import ops
 from ..frontend.builder import FunctionBuilder, _Return
 from ..frontend.context import Emitter, Value, emitting, error
@@ -39,9 +39,15 @@ class KernelIR:
     def set_return(self, value):
         from .field import Field
         if self.ret_type is None:
-            raise error('this kernel has no return type annotation (-> ti.f32 etc.)')
+            raise error('A kernel with a return value must be annotated with a return type, '
+                        'e.g. def func() -> ti.f32', TaichiSyntaxError)
         if T.is_tensor_type(self.ret_type):
             return self._set_tensor_return(value)
+        from .struct import StructReturn, StructType
+        if isinstance(self.ret_type, StructType):
+            if self.ret_field is None:
+                self.ret_field = StructReturn(self.ret_type, f'{self.name}.return')
+            return self.ret_field.store(value)
         value = ops.cast(value, self.ret_type)
         if self.ret_type is T.u1:  # returned as 0 / 1, as Taichi does
             value = ops.cast(value, T.i32)
@@ -139,7 +145,7 @@ def _tensor_arg(kir, em, tt, name):
         idx = len(kir.arg_types)
         kir.arg_types.append(dt)
         kir.arg_names.append(f'{name}[{k}]')
-        vals.append(Value(em.emit(ir.Stmt('arg', dt, attrs={'index': idx}))))
+        vals.append(Value(em.insert(ir.Stmt('arg', dt, attrs={'index': idx}))))
     if len(shape) == 1:
         return Matrix._new(vals, shape[0], 1, 1)
     return Matrix._new(vals, shape[0], shape[1], 2)
@@ -220,11 +226,14 @@ class Kernel:
         kir = KernelIR(self.fn.__name__)
         ret = self.sig.return_annotation
         if ret is not inspect.Signature.empty and ret is not None:
-            kir.ret_type = ret if T.is_tensor_type(ret) else T.resolve(ret)
+            from .struct import StructType
+            kir.ret_type = ret if T.is_tensor_type(ret) or isinstance(ret, StructType) else \
+                T.resolve(ret)
         em = Emitter()
         em.kernel_ir = kir
         with emitting(em), em.open(kir.body):
             fb = FunctionBuilder(self.fn, kir, is_kernel=True)
+            fb.kernel_args = {p.name for p in self.params}
             for p, a in zip(self.params, args):
                 kind = _annotation_kind(p.annotation, a)
                 if kind == 'template':
@@ -235,8 +244,11 @@ class Kernel:
                     idx = len(kir.arg_types)
                     kir.arg_types.append(kind)
                     kir.arg_names.append(p.name)
-                    fb.scopes[0][p.name] = Value(em.emit(ir.Stmt('arg', kind, attrs={'index': idx})))
+                    fb.scopes[0][p.name] = Value(em.insert(ir.Stmt('arg', kind, attrs={'index': idx})))
             fb.build_body(fb.fdef.body)
+            if kir.ret_type is not None and not fb.returned:
+                raise located(TaichiSyntaxError, 'Kernel has a return type but does not have a '
+                              'return statement', em.loc)
         return kir
 
     @state.synchronized
@@ -405,6 +417,10 @@ class Func:
             return self._cast_return(r.value)
         if fb.result is not None:
             return self._cast_return(fb.result.load())
+        ann = self.sig.return_annotation
+        if ann is not inspect.Signature.empty and ann is not None:
+            raise error('Function has a return type but does not have a return statement',
+                        TaichiSyntaxError)
         return None
 
     def _cast_return(self, value):

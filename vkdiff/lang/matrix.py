@@ -5,7 +5,7 @@ import numpy as np
 
 from ..frontend import ops
 from ..errors import TaichiIndexError, TaichiTypeError, VkdiffIndexError
-from ..frontend.context import Arithmetic, current, error, Value
+from ..frontend.context import Arithmetic, _binop, current, error, Value
 
 
 class Matrix(Arithmetic):
@@ -81,6 +81,12 @@ class Matrix(Arithmetic):
         from .field import make_field
         return make_field(dtype, shape, (n, m), needs_grad, needs_dual, name, kw.get('offset'))
 
+    @classmethod
+    def ndarray(cls, n, m, dtype, shape, needs_grad=False, **kw):
+        """`ti.Matrix.ndarray(n, m, dtype, shape)`."""
+        from .ndarray import matrix_ndarray
+        return matrix_ndarray(n, m, dtype, shape, needs_grad, **kw)
+
     # ------------------------------------------------------------ access
     def _flat(self, key):
         if isinstance(key, tuple):
@@ -104,7 +110,17 @@ class Matrix(Arithmetic):
             raise _index_error(f'index {i} out of range for a {self.n}-vector')
         return i
 
+    def _check_index_count(self, key):
+        """Taichi's rule in a kernel: a matrix takes two indices, a vector one (a located
+        TaichiIndexError, a TaichiCompilationError). Python scope also takes m[i] as row i."""
+        count = len(key) if isinstance(key, tuple) else 1
+        if count != self.ndim and current() is not None:
+            raise error(f'Expected {self.ndim} indices, got {count} (indexing a '
+                        f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
+
     def __getitem__(self, key):
+        key = flatten_key(key)
+        self._check_index_count(key)
         if _is_runtime(key):
             return self._dynamic_get(key)
         if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
@@ -123,6 +139,8 @@ class Matrix(Arithmetic):
         return acc
 
     def __setitem__(self, key, value):
+        key = flatten_key(key)
+        self._check_index_count(key)
         self.entries[self._flat(key)] = value
 
     def _swizzle(i):
@@ -178,6 +196,13 @@ class Matrix(Arithmetic):
 
     def __abs__(self):
         return self._map(lambda e: ops.unary('abs', e))
+
+    def __invert__(self):
+        return self._map(lambda e: ops.unary('bnot', e))
+
+    # shifts, entry by entry (Taichi's common_ops); `<<=`/`>>=` fall back to them
+    __lshift__, __rlshift__ = _binop('shl'), _binop('shl', True)
+    __rshift__, __rrshift__ = _binop('shr'), _binop('shr', True)
 
     def __matmul__(self, other):
         if not isinstance(other, Matrix):
@@ -339,6 +364,12 @@ class Vector(Matrix):
         from .field import make_field
         return make_field(dtype, shape, (n,), needs_grad, needs_dual, name, kw.get('offset'))
 
+    @classmethod
+    def ndarray(cls, n, dtype, shape, needs_grad=False, **kw):
+        """`ti.Vector.ndarray(n, dtype, shape)`."""
+        from .ndarray import vector_ndarray
+        return vector_ndarray(n, dtype, shape, needs_grad, **kw)
+
     @staticmethod
     def zero(dt, n):
         return Vector([ops.cast(0, dt)] * n)
@@ -354,6 +385,15 @@ def _as_matrix(x):
 
 def _truth(e):
     return ops.binary('ne', e, 0) if hasattr(e, 'stmt') else bool(e)
+
+
+def flatten_key(key):
+    """An index vector counts as its entries: `m[I]` with I = ti.Vector([i, j]) is m[i, j]."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, Matrix) for k in keys):
+        return key
+    flat = tuple(e for k in keys for e in (k.entries if isinstance(k, Matrix) else (k,)))
+    return flat[0] if len(flat) == 1 else flat
 
 
 def _is_runtime(key):

@@ -107,6 +107,8 @@ def reset():
         f._storage = None
     fields.clear()
     temps.clear()
+    from .ndarray import reset_all
+    reset_all()
     tape = fwd = None
     if _runtime is not None:
         rt, _runtime = _runtime, None

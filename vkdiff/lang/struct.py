@@ -392,6 +392,15 @@ class StructField:
         return {k: m.to_numpy(dtype) if not isinstance(m, StructField) else m.to_numpy(dtype)
                 for k, m in self._members.items()}
 
+    def to_torch(self, device=None):
+        """A dict of torch tensors, one per member."""
+        from .torch_io import to_torch
+        return {k: v if isinstance(v, dict) else to_torch(v, device)
+                for k, v in self.to_numpy().items()}
+
+    def from_torch(self, tensors):
+        self.from_numpy(tensors)
+
     def from_numpy(self, arrs):
         """A dict (or Struct) of arrays, one per member it names; every array is converted and
         checked before any member is written."""
@@ -505,3 +514,37 @@ class _HostStructElem:
         return self.value == other
 
     __hash__ = object.__hash__
+
+
+# ---------------------------------------------------------------- kernel return values
+def same_type(a, b):
+    """Whether two member types are the same type (structs member by member, vectors/matrices
+    by shape and dtype, scalars by resolved dtype: `float` is the default float type)."""
+    if _is_struct_type(a) or _is_struct_type(b):
+        return _is_struct_type(a) and _is_struct_type(b) and list(a.members) == list(b.members) \
+            and all(same_type(a.members[k], b.members[k]) for k in a.members)
+    if T.is_tensor_type(a) or T.is_tensor_type(b):
+        return T.is_tensor_type(a) and T.is_tensor_type(b) and \
+            (a.n, getattr(a, 'm', None)) == (b.n, getattr(b, 'm', None)) and \
+            T.resolve(a.dtype) is T.resolve(b.dtype)
+    return T.resolve(a) is T.resolve(b)
+
+
+class StructReturn:
+    """A kernel's `-> some_struct_type` result: a 0-D struct field the kernel stores into, read
+    back after the launch as a Struct (a copy)."""
+
+    def __init__(self, stype, name):
+        self.stype = stype
+        self.sfield = _make_struct_field(stype, (), False, False, name)
+
+    def store(self, value):
+        """Store the returned value (compile time); its struct type must be the declared one."""
+        from ..errors import TaichiTypeError
+        vtype = getattr(value, '_type', None) if isinstance(value, Struct) else None
+        if not isinstance(value, Struct) or (vtype is not None and not same_type(vtype, self.stype)):
+            raise error(f'this kernel returns {self.stype!r}; got {vtype or value!r}', TaichiTypeError)
+        self.sfield._lvalue([]).store(self.stype._coerce(value))
+
+    def __getitem__(self, key):
+        return self.sfield[key].value

@@ -4,9 +4,9 @@ declare and annotate: `vector`, `matrix`, `struct`, `template`, `ndarray`. vkdif
 exposes it as `vkdiff.types`, so `ti.types.vector(3, ti.f32)`, `ti.types.f32` and
 `ti.types.is_integral(...)` all work from user code."""
 from .. import types as _dtypes
-from ..errors import CompileError
 from ..math import MatrixType, VectorType
 from .kernel import Template
+from .ndarray import NdarrayType
 from .struct import struct as _struct
 
 # every name of vkdiff/types.py (f32, DataType, resolve, primitive_types, is_integral, ...): the
@@ -39,6 +39,7 @@ def template():
     return Template()
 
 
-# ndarray annotation types (issue 12) go here
-def ndarray(*args, **kwargs):
-    raise CompileError('ndarray arguments are not supported by vkdiff; use fields')
+def ndarray(dtype=None, ndim=None, **kwargs):
+    """`ti.types.ndarray(dtype=None, ndim=None)`: the annotation of an ndarray kernel parameter
+    (lang/ndarray.py)."""
+    return NdarrayType(dtype, ndim, **kwargs)

@@ -1,7 +1,8 @@
-"""Pass helper: f64 transcendentals as inlined, straight-line IR.
+"""Pass helper (lowering, passes/lower.py): f64 transcendentals as inlined, straight-line IR.
 
-GLSL.std.450's Sin/Cos/Exp/Log/Pow/... accept only 16/32-bit floats, so `lower_f64(stmt)` replaces
-an f64 `sin cos tan asin acos atan exp log tanh pow atan2` statement by a sequence of operations
+GLSL.std.450's Sin/Cos/Exp/Log/Pow/... accept only 16/32-bit floats, so passes/lower.py replaces
+an f64 `sin cos tan asin acos atan exp log tanh pow atan2` statement (the op table's `f64` column
+names the functions below, each (builder, *operands) -> value) by a sequence of operations
 that codegen supports natively in f64 (add sub mul div neg abs floor round sqrt min max,
 comparisons, select, casts, f64<->i64 bitcasts and i64 integer ops). No control flow is
 created: every branch of the classic algorithms is computed and the right one chosen with
@@ -28,11 +29,10 @@ The driver's compiler treats this arithmetic as fast-math (the SPIR-V carries no
 on lavapipe (Mesa 22.3), `(a + b) - a` folds to `b`, and after spirv-opt has contracted `a*b + c`
 into Fma, fma(a, b, fma(a, c, d)) is merged into fma(a, b + c, d). So hi/lo splits are made by
 masking bits, never by cancellation tricks, and where two products sharing a factor must stay
-separate (Cody-Waite, double-double steps) one of them uses `_Builder.opaque`.
+separate (Cody-Waite, double-double steps) one of them uses `F64Ops.opaque`.
 """
 import struct
 
-from .. import ir
 from .. import types as T
 from .f64_trig import ktan, reduce_pio2
 
@@ -105,62 +105,14 @@ HI_MASK = -(1 << 32)                   # keeps the high 32 bits (21 mantissa bit
 ONE_BITS = 0x3FF0000000000000
 
 
-class _Builder:
-    """Appends IR statements to a list; python numbers become constants of the other operand's
-    type (f64 unless an operand says otherwise)."""
+class F64Ops:
+    """The f64 helpers the lowerings use, mixed into an irbuild.Builder (passes/lower.py makes
+    one with default_fp=f64, so Python numbers become f64 constants, i64 next to i64 operands).
+    `guard_input` is the lowered statement's first operand (see `opaque`)."""
+    guard_input = None
+    _guard = None
+    _opaque_count = 0
 
-    def __init__(self, loc, guard_input):
-        self.stmts = []
-        self.loc = loc
-        self._consts = {}
-        self._guard_input = guard_input
-        self._guard = None
-        self._opaque_count = 0
-
-    def emit(self, op, dtype, args, attrs=None):
-        s = ir.Stmt(op, dtype, args, attrs, loc=self.loc)
-        self.stmts.append(s)
-        return s
-
-    def const(self, value, dtype=F64):
-        key = (dtype.name, float(value).hex() if dtype.is_float else int(value))
-        if dtype.is_float and value != value:
-            key = (dtype.name, 'nan')
-        c = self._consts.get(key)
-        if c is None:
-            c = ir.const(value, dtype)
-            c.loc = self.loc
-            self.stmts.append(c)
-            self._consts[key] = c
-        return c
-
-    def _val(self, a, dtype):
-        return a if isinstance(a, ir.Stmt) else self.const(a, dtype)
-
-    def _args(self, *xs):
-        dt = next((x.dtype for x in xs if isinstance(x, ir.Stmt)), F64)
-        return dt, [self._val(x, dt) for x in xs]
-
-    def _bin(self, op, a, b):
-        dt, args = self._args(a, b)
-        return self.emit(op, dt, args)
-
-    # arithmetic (f64 or i64, by operand type)
-    def add(self, a, b): return self._bin('add', a, b)
-    def sub(self, a, b): return self._bin('sub', a, b)
-    def mul(self, a, b): return self._bin('mul', a, b)
-    def div(self, a, b): return self._bin('div', a, b)
-    def min(self, a, b): return self._bin('min', a, b)
-    def max(self, a, b): return self._bin('max', a, b)
-    def band(self, a, b): return self._bin('band', a, b)
-    def bor(self, a, b): return self._bin('bor', a, b)
-    def bxor(self, a, b): return self._bin('bxor', a, b)
-    def shl(self, a, b): return self._bin('shl', a, b)
-    def shr(self, a, b): return self._bin('shr', a, b)
-
-    def neg(self, a): return self.emit('neg', a.dtype, [a])
-    def abs(self, a): return self.emit('abs', a.dtype, [a])
-    def floor(self, a): return self.emit('floor', a.dtype, [a])
     def round(self, a):
         """To nearest, ties to even, from floor: GLSL's f64 RoundEven is unreliable (Mesa 22.3.6 of
         Debian's deb12u2 returns its input unchanged from about 2^26 on). Exact: a - floor(a) is."""
@@ -169,32 +121,12 @@ class _Builder:
         odd = self.ne(self.sub(f, self.mul(2.0, self.floor(self.mul(f, 0.5)))), 0.0)
         up = self.lor(self.gt(d, 0.5), self.land(self.eq(d, 0.5), odd))
         return self.select(up, self.add(f, 1.0), f)
-    def sqrt(self, a): return self.emit('sqrt', a.dtype, [a])
-
-    # comparisons and booleans
-    def _cmp(self, op, a, b):
-        _, args = self._args(a, b)
-        return self.emit(op, B, args)
-
-    def lt(self, a, b): return self._cmp('lt', a, b)
-    def le(self, a, b): return self._cmp('le', a, b)
-    def gt(self, a, b): return self._cmp('gt', a, b)
-    def ge(self, a, b): return self._cmp('ge', a, b)
-    def eq(self, a, b): return self._cmp('eq', a, b)
-    def ne(self, a, b): return self._cmp('ne', a, b)
-    def land(self, a, b): return self.emit('land', B, [a, b])
-    def lor(self, a, b): return self.emit('lor', B, [a, b])
-    def lnot(self, a): return self.emit('not', B, [a])
-
-    def select(self, c, a, b):
-        dt, (a, b) = self._args(a, b)
-        return self.emit('select', dt, [c, a, b])
 
     # conversions and bits
-    def to_i64(self, a): return self.emit('cast', I64, [a])   # truncates
-    def to_f64(self, a): return self.emit('cast', F64, [a])
-    def bits(self, a): return self.emit('bitcast', I64, [a])
-    def from_bits(self, a): return self.emit('bitcast', F64, [a])
+    def to_i64(self, a): return self.cast(a, I64)   # truncates
+    def to_f64(self, a): return self.cast(a, F64)
+    def bits(self, a): return self.bitcast(a, I64)
+    def from_bits(self, a): return self.bitcast(a, F64)
 
     # ------------------------------------------------------------ composite helpers
     def poly(self, x, coeffs):
@@ -237,7 +169,7 @@ class _Builder:
         of 1e5 was off by 1e-11). Each call gives a distinct value, so that copies are not
         merged with each other either."""
         if self._guard is None:
-            self._guard = self.isnan(self._guard_input)
+            self._guard = self.isnan(self.guard_input)
         self._opaque_count += 1
         return self.select(self._guard, float(self._opaque_count), x)
 
@@ -553,31 +485,39 @@ def _pow(b, x, y):
     return b.select(b.lor(b.eq(y, 0.0), b.eq(x, 1.0)), 1.0, res)
 
 
-_UNARY = {'exp': _exp, 'log': _log, 'atan': _atan, 'asin': _asin, 'acos': _acos, 'tanh': _tanh,
-          'sin': lambda b, x: _trig(b, x, 'sin'), 'cos': lambda b, x: _trig(b, x, 'cos'),
-          'tan': lambda b, x: _trig(b, x, 'tan'), 'round': lambda b, x: b.round(x)}
-_BINARY = {'pow': _pow, 'atan2': _atan2}
+# the lowerings the op table (vkdiff/optable.py) names, each (builder, *operands) -> value
+exp, log, atan, asin, acos, tanh, pow, atan2 = _exp, _log, _atan, _asin, _acos, _tanh, _pow, _atan2
 
 
-def lower_f64(stmt):
-    """Replace the f64 transcendental `stmt` in place by inlined f64 arithmetic (see the module
-    docstring); `stmt` becomes the last operation, so its users are unchanged."""
-    b = _Builder(stmt.loc, stmt.args[0])
-    if stmt.op in _UNARY:
-        result = _UNARY[stmt.op](b, stmt.args[0])
-    elif stmt.op in _BINARY:
-        result = _BINARY[stmt.op](b, stmt.args[0], stmt.args[1])
-    else:
-        raise ValueError(f'internal: no f64 lowering for {stmt.op!r}')
-    block = stmt.parent
-    if b.stmts and b.stmts[-1] is result and result.dtype is stmt.dtype:
-        b.stmts.pop()                         # stmt takes over the final operation
-        stmt.op, stmt.args, stmt.attrs = result.op, list(result.args), dict(result.attrs)
-    else:
-        true = b.const(True, B)
-        stmt.op, stmt.args, stmt.attrs = 'select', [true, result, result], {}
-    i = block.stmts.index(stmt)
-    for s in b.stmts:
-        block.insert(i, s)
-        i += 1
-    return stmt
+def sin(b, x):
+    return _trig(b, x, 'sin')
+
+
+def cos(b, x):
+    return _trig(b, x, 'cos')
+
+
+def tan(b, x):
+    return _trig(b, x, 'tan')
+
+
+def round(b, x):
+    return b.round(x)
+
+
+def log2(b, x):
+    """log2 as pow computes it (_log2_dd: t1 + t2 in extra precision), so exact at powers of 2."""
+    ok = b.land(b.gt(x, 0.0), b.isfinite(x))
+    t1, t2 = _log2_dd(b, b.select(ok, x, 1.0))
+    res = b.select(b.isinf(x), INF, b.add(t1, t2))
+    res = b.select(b.lt(x, 0.0), NAN, res)
+    res = b.select(b.eq(x, 0.0), -INF, res)            # +-0
+    return b.select(b.isnan(x), x, res)
+
+
+def expm1(b, x):
+    """fdlibm's expm1 on [-60, 60]; beyond, exp(x) (to which exp(x) - 1 rounds) and -1."""
+    res = _expm1(b, b.min(b.max(x, -60.0), 60.0))
+    res = b.select(b.gt(x, 60.0), _exp(b, x), res)
+    res = b.select(b.lt(x, -60.0), -1.0, res)
+    return b.select(b.lor(b.isnan(x), b.eq(x, 0.0)), x, res)   # NaN, +-0 unchanged

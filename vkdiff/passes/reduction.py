@@ -14,6 +14,7 @@ import os
 
 from .. import ir
 from .. import types as T
+from ..irbuild import Builder
 
 
 def _invariant(s, loop):
@@ -60,22 +61,6 @@ def _candidates(task):
     return out
 
 
-def _emit(block, op, dtype=None, args=(), attrs=None, blocks=(), at=None):
-    st = ir.Stmt(op, dtype, args, attrs, blocks)
-    if at is None:
-        return block.append(st)
-    block.insert(at, st)
-    return st
-
-
-def _const(block, v, dt, at=None):
-    c = ir.const(v, dt)
-    if at is None:
-        return block.append(c)
-    block.insert(at, c)
-    return c
-
-
 def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
     """Returns the list of tasks replacing `task` (itself, plus finishing tasks). Iterations are
     walked in contiguous chunks per invocation where that pays: always on a CPU driver (repeated
@@ -112,29 +97,47 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
         if acc_t not in partials:
             n = acc_types.count(acc_t)
             partials[acc_t] = (_partials_field(task, len(partials), acc_t, groups * n), [0])
+    sums = []  # (accumulator, its type, target, partials field, base slot)
+    b = Builder()
     for k, s in enumerate(uniform):
         acc_t = acc_types[k]
-        acc = _emit(body, 'alloca', acc_t, at=pos)
-        zero = _const(body, 0, acc_t, at=pos + 1)
-        _emit(body, 'store', None, [acc, zero], at=pos + 2)
+        with b.open(body, pos):
+            acc = b.emit('alloca', acc_t)
+            b.emit('store', None, [acc, b.const(0, acc_t)])
         pos += 3
         target = (s.buf, s.attrs['comp'], s.attrs['fn'], list(s.indices))
         _replace_with_accumulate(s, acc, acc_t)
         pf, used = partials[acc_t]
         base = used[0] * groups
         used[0] += 1
-        total = _emit(body, 'wg_sum', acc_t, [_emit(body, 'load', acc_t, [acc])])
-        lid = _emit(body, 'local_index', T.i32)
-        is0 = _emit(body, 'eq', T.u1, [lid, _const(body, 0, T.i32)])
-        _emit(body, 'if', None, [is0], blocks=[_store_partial(target, total, acc_t, pf, base,
-                                                              groups, direct), ir.Block()])
+        sums.append((acc, acc_t, target, pf, base))
         finishing.append((target, pf, acc_t, base))
+    for batch, chunk in enumerate(_batches(sums)):
+        # the workgroup sums of a batch share their barriers (codegen.workgroup): a task with
+        # dozens of contended sums (an adjoint's input gradients) pays two barriers per batch,
+        # not two per sum
+        with b.open(body):
+            loads = [b.emit('load', acc_t, [acc]) for acc, acc_t, *_ in chunk]
+            totals = [b.emit('wg_sum', acc_t, [v], {'batch': batch})
+                      for v, (acc, acc_t, *_) in zip(loads, chunk)]
+            for total, (acc, acc_t, target, pf, base) in zip(totals, chunk):
+                is0 = b.eq(b.emit('local_index', T.i32), 0)
+                b.emit('if', None, [is0], blocks=[_store_partial(target, total, acc_t, pf, base,
+                                                                 groups, direct), ir.Block()])
     for s in cands:
         if s not in uniform:
             pos = _segmented(task, s, pos)
     if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
     return [task] + _finish_tasks(task, finishing, groups, direct)
+
+
+def _batches(sums):
+    """The workgroup sums grouped by type (codegen splits a batch to fit shared memory)."""
+    by_type = {}
+    for x in sums:
+        by_type.setdefault(x[1], []).append(x)
+    return list(by_type.values())
 
 
 # VKDIFF_CACHE_LOADS=0 turns the load cache off (to measure it).
@@ -312,29 +315,32 @@ def _store_partial(target, total, acc_t, partials, base, groups, direct):
     to the target itself (the finishing tasks are then not launched, lang.compiled); otherwise
     store this workgroup's partial, and workgroup 0 zeroes the slots of workgroups not launched
     (the geometry follows the trip count: fewer than `groups` may run)."""
-    then, split = ir.Block(), ir.Block()
-    ng = _emit(then, 'group_count', T.i32)
-    gid = _emit(split, 'group_index', T.i32)
-    slot = _emit(split, 'add', T.i32, [gid, _const(split, base, T.i32)]) if base else gid
-    _emit(split, 'gstore', None, [slot, total], {'buf': partials, 'comp': 0})
-    first = _emit(split, 'eq', T.u1, [gid, _const(split, 0, T.i32)])
-    zero_body = ir.Block()
-    k = ir.Stmt('for', T.i32, [ng, _const(split, groups, T.i32)], {'step': 1}, [zero_body])
-    slot = _emit(zero_body, 'add', T.i32, [k, _const(zero_body, base, T.i32)]) if base else k
-    _emit(zero_body, 'gstore', None, [slot, _const(zero_body, 0, acc_t)],
-          {'buf': partials, 'comp': 0})
+    then, split, zero_body = ir.Block(), ir.Block(), ir.Block()
+    b = Builder()
+    with b.open(then):
+        ng = b.emit('group_count', T.i32)
+    with b.open(split):
+        gid = b.emit('group_index', T.i32)
+        slot = b.add(gid, base) if base else gid
+        b.emit('gstore', None, [slot, total], {'buf': partials, 'comp': 0})
+        first = b.eq(gid, 0)
+        k = ir.Stmt('for', T.i32, [ng, b.const(groups, T.i32).stmt], {'step': 1}, [zero_body])
+    with b.open(zero_body):
+        slot = b.add(k, base) if base else k
+        b.emit('gstore', None, [slot, b.const(0, acc_t)], {'buf': partials, 'comp': 0})
     zero = ir.Block()
     zero.append(k)
-    _emit(split, 'if', None, [first], blocks=[zero, ir.Block()])
+    with b.open(split):
+        b.emit('if', None, [first], blocks=[zero, ir.Block()])
     if not direct:
         then.stmts += split.stmts
         for st in split.stmts:
             st.parent = then
         return then
-    one = _emit(then, 'eq', T.u1, [ng, _const(then, 1, T.i32)])
     apply = ir.Block()
     _apply(apply, target, total, acc_t)
-    _emit(then, 'if', None, [one], blocks=[apply, split])
+    with b.open(then):
+        b.emit('if', None, [b.eq(ng, 1)], blocks=[apply, split])
     return then
 
 
@@ -344,10 +350,9 @@ def _apply(body, target, total, acc_t):
     mapping = {}
     for st in ir.dependencies(indices):
         body.append(ir.clone_stmt(st, mapping))
-    if acc_t is not field.dtype:
-        total = _emit(body, 'cast', field.dtype, [total])
-    _emit(body, 'atomic', field.dtype, [mapping[i] for i in indices] + [total],
-          {'buf': field, 'comp': comp, 'fn': fn})
+    b = Builder(body)
+    b.emit('atomic', field.dtype, [mapping[i] for i in indices] + [b.cast(total, field.dtype)],
+           {'buf': field, 'comp': comp, 'fn': fn})
 
 
 def _finish_tasks(task, finishing, groups, direct, max_fields=16):
@@ -369,15 +374,16 @@ def _finish_tasks(task, finishing, groups, direct, max_fields=16):
 
 def _finish_one(body, target, partials, acc_t, groups, base):
     """acc = sum of partials[base .. base + groups - 1], in order; F[I] (+|-)= acc."""
-    acc = _emit(body, 'alloca', acc_t)
-    _emit(body, 'store', None, [acc, _const(body, 0, acc_t)])
+    b = Builder(body)
+    acc = b.emit('alloca', acc_t)
+    b.emit('store', None, [acc, b.const(0, acc_t)])
     loop_body = ir.Block()
-    loop = _emit(body, 'for', T.i32, [_const(body, base, T.i32), _const(body, base + groups, T.i32)],
-                 {'step': 1}, blocks=[loop_body])
-    p = _emit(loop_body, 'gload', acc_t, [loop], {'buf': partials, 'comp': 0})
-    old = _emit(loop_body, 'load', acc_t, [acc])
-    _emit(loop_body, 'store', None, [acc, _emit(loop_body, 'add', acc_t, [old, p])])
-    _apply(body, target, _emit(body, 'load', acc_t, [acc]), acc_t)
+    loop = b.emit('for', T.i32, [b.const(base, T.i32), b.const(base + groups, T.i32)], {'step': 1},
+                  blocks=[loop_body])
+    with b.open(loop_body):
+        p = b.emit('gload', acc_t, [loop], {'buf': partials, 'comp': 0})
+        b.emit('store', None, [acc, b.add(b.emit('load', acc_t, [acc]), p)])
+    _apply(body, target, b.emit('load', acc_t, [acc]), acc_t)
 
 
 def _segmented(task, s, pos):

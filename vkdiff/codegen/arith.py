@@ -1,0 +1,83 @@
+"""Codegen stage: the SPIR-V lowerings of the op table's scalar ops that are more than one
+instruction (vkdiff/optable.py names them in its `spirv` column). Each is a function
+(cg, stmt, *operand ids) -> result id, where cg is the task's codegen (codegen/spirv.py)."""
+from .. import types as T
+from . import f32fix
+
+
+def abs_(cg, s, x):
+    dt = s.dtype
+    if dt.is_float:
+        return cg.glsl('FAbs', dt, x)
+    return cg.glsl('SAbs', dt, x) if dt.is_signed else x
+
+
+def _asin_acos(cg, s, x, asin):
+    # through atan2(x, sqrt(1 - x^2)): some drivers' Asin/Acos are far less accurate (lavapipe:
+    # 4e-4 absolute error) than their Atan2. Undefined outside [-1, 1], as in GLSL
+    dt = s.dtype
+    t = cg.t(dt)
+    one = cg.m.const(dt, 1.0)
+    c = cg.glsl('Sqrt', dt, cg.op('OpFMul', t, cg.op('OpFSub', t, one, x), cg.op('OpFAdd', t, one, x)))
+    return cg.glsl('Atan2', dt, x, c) if asin else cg.glsl('Atan2', dt, c, x)
+
+
+def asin(cg, s, x):
+    return _asin_acos(cg, s, x, True)
+
+
+def acos(cg, s, x):
+    return _asin_acos(cg, s, x, False)
+
+
+def tanh(cg, s, x):
+    return f32fix.tanh(cg, x) if s.dtype is T.f32 else cg.glsl('Tanh', s.dtype, x)
+
+
+def atan2(cg, s, y, x):
+    return f32fix.atan2(cg, y, x)
+
+
+def _python_sign_adjust(cg, dt, r, b):
+    """r != 0 and sign(r) != sign(b): the remainder needs moving to the divisor's sign."""
+    zero, bl = cg.m.const(dt, 0), cg.m.bool()
+    return cg.op('OpLogicalAnd', bl, cg.op('OpINotEqual', bl, r, zero),
+                 cg.op('OpLogicalNotEqual', bl, cg.op('OpSLessThan', bl, r, zero),
+                       cg.op('OpSLessThan', bl, b, zero)))
+
+
+def mod(cg, s, a, b):
+    dt, t = s.dtype, cg.t(s.dtype)
+    if dt.is_float or not dt.is_signed:
+        return cg.op('OpFMod' if dt.is_float else 'OpUMod', t, a, b)
+    # Python's sign rule (the divisor's), built from OpSRem: some drivers (Mesa's lavapipe)
+    # implement OpSMod as a remainder
+    r = cg.op('OpSRem', t, a, b)
+    return cg.op('OpSelect', t, _python_sign_adjust(cg, dt, r, b), cg.op('OpIAdd', t, r, b), r)
+
+
+def floordiv(cg, s, a, b):
+    dt, t = s.dtype, cg.t(s.dtype)
+    if dt.is_float:
+        return cg.glsl('Floor', dt, cg.op('OpFDiv', t, a, b))
+    if not dt.is_signed:
+        return cg.op('OpUDiv', t, a, b)
+    q = cg.op('OpSDiv', t, a, b)
+    r = cg.op('OpSRem', t, a, b)
+    adjust = _python_sign_adjust(cg, dt, r, b)
+    return cg.op('OpISub', t, q, cg.op('OpSelect', t, adjust, cg.m.const(dt, 1), cg.m.const(dt, 0)))
+
+
+def lower(cg, s, spirv, xs):
+    """The SPIR-V of a table op from its `spirv` entry (see vkdiff/optable.py)."""
+    at = s.args[0].dtype
+    if isinstance(spirv, tuple):
+        k = 3 if at.is_bool and len(spirv) > 3 else 0 if at.is_float else 1 if at.is_signed else 2
+        spirv = spirv[k]
+        if spirv is None:
+            raise cg.fail(s, f'internal: no SPIR-V for {s.op} on {at}')
+    if callable(spirv):
+        return spirv(cg, s, *xs)
+    if spirv.startswith('Op'):
+        return cg.op(spirv, cg.t(s.dtype), *xs)
+    return cg.glsl(spirv, s.dtype, *xs)

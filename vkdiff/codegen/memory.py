@@ -1,0 +1,127 @@
+"""Codegen stage: global memory. The push-constant layout, and the storage-buffer side of a
+task's codegen (a mixin of codegen/spirv.py's TaskCodegen): element pointers, vector loads of
+vec2/vec4 elements, integer views for compare-exchange atomics, gload / gstore / atomic."""
+from .. import types as T
+from ..errors import CompileError
+from . import atomics, narrow
+
+
+class PushLayout:
+    """Byte layout of the push constants: launch id, seed, then the kernel's scalar arguments."""
+
+    def __init__(self, arg_types):
+        self.members = [T.u32, T.u32]
+        self.offsets = [0, 4]
+        off = 8
+        for t in arg_types:
+            if t is T.u1:
+                t = T.i32
+            size = t.nbytes
+            off = (off + size - 1) // size * size
+            self.members.append(t)
+            self.offsets.append(off)
+            off += size
+        self.size = (off + 7) // 8 * 8
+        if self.size > 128:
+            raise CompileError('too many kernel arguments: push constants are limited to 128 bytes')
+
+    def struct_format(self):
+        """A struct module format string packing (launch id, seed, *args)."""
+        fmt, pos = '<', 0
+        codes = {'f32': 'f', 'f64': 'd', 'i32': 'i', 'u32': 'I', 'i64': 'q', 'u64': 'Q'}
+        for t, off in zip(self.members, self.offsets):
+            if off > pos:
+                fmt += f'{off - pos}x'
+            fmt += codes[t.name]
+            pos = off + t.nbytes
+        if self.size > pos:
+            fmt += f'{self.size - pos}x'
+        return fmt
+
+
+class GlobalMemory:
+    """Storage buffers of a task: binding k is the k-th field (self.fields)."""
+
+    def storage_type(self, f):
+        if f.dtype.is_narrow:
+            return T.u32  # packed words (codegen/narrow.py)
+        if f in self.int_view:
+            return T.u64 if f.dtype.bits == 64 else T.u32
+        return f.dtype
+
+    def gen_gload(self, s):
+        if s.buf.dtype.is_narrow:
+            return narrow.load(self, s)
+        vec = self.vector_load(s)
+        if vec is not None:
+            return self.op('OpCompositeExtract', self.t(s.dtype), vec, str(s.attrs.get('comp', 0)))
+        ptr = self.element_ptr(s)
+        v = self.op('OpLoad', self.t(self.storage_type(s.buf)), ptr)
+        return self.from_storage(s.buf, v)
+
+    def gen_gstore(self, s):
+        if s.buf.dtype.is_narrow:
+            narrow.store(self, s)
+            return
+        ptr = self.element_ptr(s)
+        self.emit(f'OpStore {ptr} {self.to_storage(s.buf, self.values[s.value_arg])}')
+
+    def element_ptr(self, s):
+        f = s.buf
+        i32 = self.t(T.i32)
+        idx = None
+        for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
+            v = self.values[ix]
+            idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,
+                                                                       self.m.i32(n)), v)
+        comp = s.attrs.get('comp', 0)
+        if f.ncomp > 1:
+            base = self.op('OpIMul', i32, idx, self.m.i32(f.ncomp)) if idx is not None else None
+            idx = self.op('OpIAdd', i32, base, self.m.i32(comp)) if base is not None else self.m.i32(comp)
+        elif idx is None:
+            idx = self.m.i32(0)
+        st = self.storage_type(f)
+        return self.op('OpAccessChain', self.m.pointer('StorageBuffer', self.t(st)),
+                       self.buffers[f], self.m.i32(0), idx)
+
+    def vector_load(self, s):
+        """Components of one vec2/vec4 field element read in the same block share one vector
+        load (through a second, vector-typed view of the same binding)."""
+        f = s.buf
+        if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
+                s.attrs.get('comp', 0) < 0 or f in self.vec_written:
+            return None
+        key = (id(s.parent), f, tuple(id(i) for i in s.indices))
+        vec = self.vec_loads.get(key)
+        if vec is None:
+            m = self.m
+            vt = m.vector(self.t(f.dtype), f.ncomp)
+            var = m._cached(('vecview', f), lambda: self._vector_view(f, vt))
+            i32 = self.t(T.i32)
+            idx = None
+            for ix, n in zip(s.indices, f.shape):
+                v = self.values[ix]
+                idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,
+                                                                           m.i32(n)), v)
+            ptr = self.op('OpAccessChain', m.pointer('StorageBuffer', vt), var, m.i32(0), idx)
+            vec = self.vec_loads[key] = self.op('OpLoad', vt, ptr)
+        return vec
+
+    def _vector_view(self, f, vt):
+        m = self.m
+        k = self.fields.index(f)
+        blk = m.buffer_block(vt, f.dtype.nbytes * f.ncomp)
+        var = m._global('vbuf', f'OpVariable {m.pointer("StorageBuffer", blk)} StorageBuffer')
+        m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
+        m.decorations.append(f'OpDecorate {var} Binding {k}')
+        m.decorations.append(f'OpDecorate {var} NonWritable')
+        return var
+
+    def from_storage(self, f, v):
+        return self.op('OpBitcast', self.t(f.dtype), v) if f in self.int_view else v
+
+    def to_storage(self, f, v):
+        return self.op('OpBitcast', self.t(self.storage_type(f)), v) if f in self.int_view else v
+
+    def gen_atomic(self, s):
+        return atomics.gen_atomic(self, s)
