@@ -373,7 +373,8 @@ def _acos(b, x):
 
 def _atan2(b, y, x):
     ax, ay = b.abs(x), b.abs(y)
-    z = _atan_pos(b, b.div(ay, ax))
+    z = _atan_pos(b, b.div(ay, b.select(b.eq(ax, 0.0), 1.0, ax)))
+    z = b.select(b.eq(ax, 0.0), PIO2_HI, z)               # not |y|/0 = inf: drivers fold 0
     z = b.select(b.land(b.isinf(x), b.isinf(y)), PIO4_HI, z)
     z = b.select(b.eq(ay, 0.0), 0.0, z)                    # y = +-0 (also 0/0)
     res = b.select(b.signbit(x), b.sub(PI, b.sub(z, PI_LO)), z)
