@@ -138,3 +138,50 @@ def test_kernel_ir_names_buffers_and_temporaries_bind_to_storage():
     text = k.ir()
     assert 'buf=x' in text and 'buf=loss' in text and 'buf=k.local0' in text
     assert 'field=' not in text
+
+
+def test_a_field_of_a_previous_init_is_a_clear_error_and_temporaries_start_fresh():
+    old = ti.field(ti.f32, shape=4)
+
+    @ti.kernel
+    def total(src: ti.template(), out: ti.template()):
+        s = 0.0
+        for i in src:
+            s += src[i]
+        out[None] = s  # s is a temporary Buffer shared by the loop and the serial part
+
+    out = ti.field(ti.f32, shape=())
+    old.from_numpy(np.ones(4, np.float32))
+    total(old, out)
+    assert out[None] == 4.0
+    ti.reset()
+    ti.init()
+    new, out2 = ti.field(ti.f32, shape=4), ti.field(ti.f32, shape=())
+    new.from_numpy(np.full(4, 2, np.float32))
+    total(new, out2)  # recompiled: new temporaries, fresh storage
+    assert out2[None] == 8.0
+    with pytest.raises(ti.VkdiffError, match='previous ti.init'):
+        total(old, out2)
+
+
+def test_tape_validation_marks_reads_of_a_column_matrix_field():
+    # an n x 1 matrix field reads back as (..., n): the read mask has the same layout
+    m = ti.Matrix.field(2, 1, ti.f32, shape=3, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def f():
+        for i in m:
+            loss[None] += m[i][1, 0] * 2.0
+
+    @ti.kernel
+    def overwrite():
+        m[1][1, 0] = 5.0
+
+    with ti.Tape(loss, validation=True):
+        f()
+    np.testing.assert_allclose(m.grad.to_numpy()[:, 1], [2, 2, 2])
+    with pytest.raises(ti.AutodiffError, match=r'1 element\(s\) of m'):
+        with ti.Tape(loss, validation=True):
+            f()
+            overwrite()
