@@ -57,3 +57,28 @@ def test_atan2_with_a_literal_zero_x(dt):
     want = np.stack([np.arctan2(yy, dt.np.type(0.0)), np.arctan2(yy, dt.np.type(-0.0))], axis=1)
     np.testing.assert_allclose(got, want, rtol=1e-6 if dt is ti.f32 else 1e-15, atol=0)
     assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+def test_infinity_minus_itself_is_nan(dt):
+    """x - x, x * (x - x) for x = inf: NaN, not the fast-math 0. Needs the driver to keep inf
+    and NaN: the SignedZeroInfNanPreserve execution mode, declared where the device offers it
+    (lavapipe does; a native module built before it reports no such feature)."""
+    from vkdiff.lang import state
+    key = f'float_controls_preserve{dt.bits}'
+    if not state.runtime().features.get(key):
+        pytest.skip(f'the device (or this build of vkdiff.runtime._vkrt) reports no {key}')
+    y = ti.field(dt, shape=3)
+    o = ti.field(dt, shape=(3, 2))
+    y.from_numpy(np.array([np.inf, -np.inf, 2.0]).astype(dt.np))
+
+    @ti.kernel
+    def k():
+        for i in y:
+            o[i, 0] = y[i] - y[i]
+            o[i, 1] = ti.atan2(y[i], y[i] - y[i])
+    k()
+    got = o.to_numpy()
+    assert np.isnan(got[:2, 0]).all() and got[2, 0] == 0.0
+    assert np.isnan(got[:2, 1]).all() and got[2, 1] == pytest.approx(np.pi / 2)
+    assert 'SignedZeroInfNanPreserve' in k.spirv()
