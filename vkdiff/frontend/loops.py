@@ -7,12 +7,13 @@ import contextlib
 from .. import ir
 from .. import types as T
 from ..errors import TaichiSyntaxError
-from ..lang.field import Field
+from ..lang.field import Field, SNode
 from ..lang.matrix import Vector
 from . import ops
 from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
 from .context import Value, emit, error, current
+from .lvalues import field_lvalue
 
 
 def _bounds_of_range(fb, call):
@@ -63,7 +64,7 @@ def build_for(fb, node):
             fb.lookup(it_node.func.id) is builtins.range:
         _check_loop_vars(fb, node.target)
         lo, hi, step = _bounds_of_range(fb, it_node)
-        dims, grouped = [(lo, hi, step)], False
+        dims, grouped, it = [(lo, hi, step)], False, None
     else:
         it = fb(it_node)
         if isinstance(it, Static):
@@ -74,6 +75,9 @@ def build_for(fb, node):
         if isinstance(it, Field):
             _check_loop_vars(fb, node.target)  # Taichi checks range- and struct-for targets
             dims = [(o, o + n, 1) for n, o in zip(it.shape, it.offset or (0,) * len(it.shape))]
+        elif isinstance(it, SNode) and it.levels and it._below is not None:  # x.parent(2): cells
+            _check_loop_vars(fb, node.target)
+            dims = [(0, n, step) for n, step in it.cell_ranges()]
         elif isinstance(it, ArgArray):  # an ndarray argument: its run-time shape
             dims = [(0, n, 1) for n in it.shape]
         elif isinstance(it, NDRange):
@@ -87,6 +91,10 @@ def build_for(fb, node):
     if grouped:
         if len(names) != 1:
             raise error('ti.grouped loops bind one index vector')
+    elif len(names) != len(dims) and isinstance(it, NDRange):
+        raise error('Ndrange for loop with number of the loop variables not equal to the dimension '
+                    'of the ndrange is not supported (use ti.grouped(ti.ndrange(...)) for one '
+                    'index vector)', TaichiSyntaxError)
     elif len(names) != len(dims):
         raise error(f'the loop binds {len(names)} names but iterates over {len(dims)} dimensions')
     parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and not fb.folded_if and \
@@ -136,7 +144,6 @@ def _check_loop_vars(fb, target):
 def fill_in_kernel(field, value):
     """`x.fill(v)` in kernel code: a loop over every element of the field storing v (parallel
     when written at the kernel's top level)."""
-    from .lvalues import field_lvalue
     em = current()
     dims = [(0, n, 1) for n in field.shape]
     counts, total = _flat_count(dims)
