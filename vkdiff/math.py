@@ -60,7 +60,7 @@ class VectorType(_CompoundType):
         return _Vector(self._entries(args, nested=False), dt=_T.resolve(self.dtype))
 
     def __repr__(self):
-        return f'vector({self.n}, {_T.resolve(self.dtype).name})'
+        return f'vector({self.n}, {_T.resolve(self.dtype).name if self.dtype is not None else None})'
 
 
 class MatrixType(_CompoundType):
@@ -76,7 +76,7 @@ class MatrixType(_CompoundType):
                        dt=_T.resolve(self.dtype))
 
     def __repr__(self):
-        return f'matrix({self.n}, {self.m}, {_T.resolve(self.dtype).name})'
+        return f'matrix({self.n}, {self.m}, {_T.resolve(self.dtype).name if self.dtype is not None else None})'
 
 
 vec2, vec3, vec4 = (VectorType(n, float) for n in (2, 3, 4))

@@ -7,6 +7,7 @@ from .tape import Tape, clear_all_gradients
 from .forward import FwdMode, hvp
 from .custom import grad_replaced, grad_for, jvp_for, no_grad
 from .check import gradcheck
+from .torch_bridge import torch_function
 
 __all__ = ['Tape', 'FwdMode', 'clear_all_gradients', 'grad_replaced', 'grad_for', 'jvp_for',
-           'no_grad', 'hvp', 'gradcheck']
+           'no_grad', 'hvp', 'gradcheck', 'torch_function']

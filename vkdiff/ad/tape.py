@@ -105,10 +105,15 @@ class Tape:
         return to_dot(self)
 
     def check(self):
-        kernels = [(e[1], e[1].instance(e[2])[0], e[2]) for e in self.entries if e[0] == 'kernel']
-        written = frozenset().union(*(written_fields(inst) for _, inst, _ in kernels))
-        check_tape([(k.__name__, launch_summary(inst, _rt_args(k, args), written))
-                    for k, inst, args in kernels], written)
+        from ..lang.arg_binding import array_buffers, map_summary
+        kernels = [(e[1], *e[1].instance(e[2])) for e in self.entries if e[0] == 'kernel']
+        # ndarray parameters: the arrays bound at each launch (one Buffer per array)
+        subst = [array_buffers(inst, rargs) for _, inst, rargs in kernels]
+        written = frozenset().union(*({m.get(b, b) for b in written_fields(inst)}
+                                      for (_, inst, _), m in zip(kernels, subst)))
+        check_tape([(k.__name__, _filter_reads(map_summary(
+                        launch_summary(inst, rargs, None if m else written), m), written))
+                    for (k, inst, rargs), m in zip(kernels, subst)], written)
 
     def grad(self):
         for e in reversed(self.entries):
@@ -133,6 +138,11 @@ def _adjoint_tangent(kernel, args):
     if adjoint.overflow_flags:
         from ..lang.compiled import check_overflow  # the compiler loads on first compile only
         check_overflow(adjoint)
+
+
+def _filter_reads(summary, written):
+    writes, reads = summary
+    return writes, [e for e in reads if e[0] in written]
 
 
 def _rt_args(kernel, args):

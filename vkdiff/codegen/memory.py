@@ -66,6 +66,16 @@ class GlobalMemory:
         ptr = self.element_ptr(s)
         self.emit(f'OpStore {ptr} {self.to_storage(s.buf, self.values[s.value_arg])}')
 
+    def dim(self, buf, k, n):
+        """The size of axis k of a Buffer: the constant n, or for an ndarray argument (and its
+        gradient / tangent) the run-time size, a hidden push-constant argument (meta['dims'])."""
+        b = buf
+        while b is not None and 'dims' not in b.meta:
+            b = b.primal
+        if b is None:
+            return self.m.i32(n)
+        return self.push_value(2 + b.meta['dims'][k])
+
     def element_ptr(self, s):
         f = s.buf
         i32 = self.t(T.i32)
@@ -73,7 +83,7 @@ class GlobalMemory:
         for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
             v = self.values[ix]
             idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,
-                                                                       self.m.i32(n)), v)
+                                                                       self.dim(f, k, n)), v)
         comp = s.attrs.get('comp', 0)
         if f.ncomp > 1:
             base = self.op('OpIMul', i32, idx, self.m.i32(f.ncomp)) if idx is not None else None
@@ -99,10 +109,10 @@ class GlobalMemory:
             var = m._cached(('vecview', f), lambda: self._vector_view(f, vt))
             i32 = self.t(T.i32)
             idx = None
-            for ix, n in zip(s.indices, f.shape):
+            for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
                 v = self.values[ix]
                 idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,
-                                                                           m.i32(n)), v)
+                                                                           self.dim(f, k, n)), v)
             ptr = self.op('OpAccessChain', m.pointer('StorageBuffer', vt), var, m.i32(0), idx)
             vec = self.vec_loads[key] = self.op('OpLoad', vt, ptr)
         return vec

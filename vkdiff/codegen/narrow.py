@@ -30,9 +30,10 @@ def _word_ptr(cg, s):
     f, m = s.buf, cg.m
     i32, u32 = cg.t(T.i32), cg.t(T.u32)
     idx = None
-    for ix, n in zip(s.indices, f.shape):
+    for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
         v = cg.values[ix]
-        idx = v if idx is None else cg.op('OpIAdd', i32, cg.op('OpIMul', i32, idx, m.i32(n)), v)
+        idx = v if idx is None else cg.op('OpIAdd', i32, cg.op('OpIMul', i32, idx,
+                                                                cg.dim(f, k, n)), v)
     comp = s.attrs.get('comp', 0)
     if f.ncomp > 1:
         base = cg.op('OpIMul', i32, idx, m.i32(f.ncomp)) if idx is not None else None

@@ -12,6 +12,7 @@ from .. import types as T
 from ..lang.field import Field
 from ..lang.matrix import Matrix
 from . import ops
+from .argarray import ArgArray
 from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_field, _is_struct_lv,
                           _struct_copy)
 from ..errors import TaichiSyntaxError
@@ -180,7 +181,7 @@ class ExpressionBuilder:
     def _subscript(self, base, key):
         if _is_struct_field(base):
             return base._lvalue(self.field_indices(base, key)).load()
-        if isinstance(base, Field):
+        if isinstance(base, (Field, ArgArray)):
             return field_lvalue(base, self.field_indices(base, key)).load()
         if isinstance(base, (list, tuple, dict, str, np.ndarray)) or hasattr(base, '__getitem__'):
             return base[key]
@@ -203,6 +204,9 @@ class ExpressionBuilder:
         out = []
         offset = getattr(field, 'offset', None) or (0,) * len(flat)
         for k, n, o in zip(flat, field.shape, offset):  # IR indices count from 0 (`offset=`)
+            if isinstance(field, ArgArray):  # run-time shape (boundary='clamp': clamped)
+                out.append(field.index(k, n))
+                continue
             if ops.is_number(k):
                 k = int(k) - o
                 if not 0 <= k < n:

@@ -10,6 +10,7 @@ from ..errors import TaichiSyntaxError
 from ..lang.field import Field
 from ..lang.matrix import Vector
 from . import ops
+from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
 from .context import Value, emit, error, current
 
@@ -73,6 +74,8 @@ def build_for(fb, node):
         if isinstance(it, Field):
             _check_loop_vars(fb, node.target)  # Taichi checks range- and struct-for targets
             dims = [(o, o + n, 1) for n, o in zip(it.shape, it.offset or (0,) * len(it.shape))]
+        elif isinstance(it, ArgArray):  # an ndarray argument: its run-time shape
+            dims = [(0, n, 1) for n in it.shape]
         elif isinstance(it, NDRange):
             dims = [(lo, hi, 1) for lo, hi in it.bounds]
         elif isinstance(it, range):

@@ -10,6 +10,7 @@ from .. import types as T
 from ..errors import CompileError, TaichiSyntaxError
 from ..lang.field import Field
 from . import ops
+from .argarray import ArgArray
 from .compiletime import (Static, _StaticBreak, _StaticContinue, _compile_time,
                           _is_runtime_scalar_or_matrix, _is_struct_field, _is_struct_lv)
 from .context import Value, current, emit, error
@@ -93,7 +94,7 @@ class StatementBuilder:
             key = self(node.slice)
             if isinstance(node.value, (ast.Name, ast.Attribute)):
                 base = self.lookup(node.value.id) if isinstance(node.value, ast.Name) else self(node.value)
-                if isinstance(base, Field):
+                if isinstance(base, (Field, ArgArray)):
                     return field_lvalue(base, self.field_indices(base, key))
                 if _is_struct_field(base):
                     return base._lvalue(self.field_indices(base, key))

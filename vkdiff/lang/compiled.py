@@ -11,6 +11,7 @@ from ..codegen.spirv import PushLayout
 from ..passes.host_eval import host_eval
 from ..errors import KernelArgumentError, VkdiffError
 from . import binding, loop_guard, state
+from .arg_binding import Launch, TaskArgs, arg_root
 from .convert import arg_converter
 
 
@@ -27,11 +28,15 @@ class CompiledTask:
         self.asm, self.binary = code.asm, code.binary
         self.finishing, self.max_groups = code.finishing, code.max_groups
         self.algo = self.reads = self.writes = None  # made by bind(), before the first launch
+        self.args = None  # ndarray parameters: lang.arg_binding.TaskArgs, bound per launch
         self.fixed = None  # the geometry of a trip count known at compile time
         if code.known:
             self.fixed = self.groups(())
 
     def bind(self, rt, push):
+        if any(arg_root(b) is not None for b in self.fields):
+            self.args = TaskArgs(self.fields, self.read_fields, self.write_fields, push.size)
+            return
         self.reads = [binding.storage_for(b) for b in self.read_fields]
         self.writes = [binding.storage_for(b) for b in self.write_fields]
         self.algo = rt.device.algorithm([binding.storage_for(b).buf for b in self.fields],
@@ -156,6 +161,10 @@ class TaskList:
         if push is None:
             push = self.pack(args)
         single = False  # the last reduction ran as one workgroup (and applied its sum itself)
+        arrays = getattr(args, 'arrays', None)
+        if arrays:
+            bound = Launch(self, arrays)
+            bound.prepare(self.ctasks)
         for ct in self.ctasks:
             if ct.finishing:
                 if single:
@@ -164,9 +173,14 @@ class TaskList:
             else:
                 groups = ct.groups(args)
                 single = groups == 1
-            if ct.algo is None:
+            if ct.algo is None and ct.args is None:
                 ct.bind(rt, self.push)
+            if ct.args is not None:
+                rt.dispatch(*ct.args.bound(rt, ct.binary, bound, groups, push))
+                continue
             rt.dispatch(ct.algo, groups, push, ct.reads, ct.writes)
+        if arrays:
+            bound.finish()  # host arrays the kernel wrote get the data back
         if self.ret_field is not None:
             return self.ret_field[None]
         return None

@@ -12,6 +12,7 @@ from ..frontend.builder import FunctionBuilder, _Return
 from ..frontend.context import Emitter, Value, emitting, error
 from ..frontend.lvalues import new_local
 from . import state
+from .ndarray import Ndarray, NdarrayType
 
 
 class Template:
@@ -33,6 +34,7 @@ class KernelIR:
         self.body = ir.Block()
         self.arg_types = []      # dtype of each scalar (run-time) argument, in order
         self.arg_names = []      # and its parameter name
+        self.arg_arrays = []     # the Buffer (role 'arg') of each ndarray parameter, in order
         self.ret_type = None
         self.ret_field = None
 
@@ -97,13 +99,24 @@ def _template_key(a):
     return ('t', id(a))
 
 
+class LaunchArgs(list):
+    """The run-time scalar arguments of a launch (push constants: the hidden shapes of ndarray
+    parameters included), and `arrays`: the arrays bound to its ndarray parameters, in order
+    (lang.ndarray_args.Bound)."""
+    arrays = ()
+
+
 def _annotation_kind(ann, value):
-    """'template', or the DataType of a scalar argument."""
+    """'template', an NdarrayType, or the DataType of a scalar argument."""
     if isinstance(ann, Template) or ann is Template:
         return 'template'
+    if isinstance(ann, NdarrayType):
+        return ann
     if ann is inspect.Parameter.empty:
         if isinstance(value, (bool, int, float)) or hasattr(value, 'dtype') and ops.is_number(value):
             return T.literal_type(ops._py(value))
+        if isinstance(value, Ndarray):
+            return NdarrayType()
         return 'template'
     if isinstance(ann, str):
         raise CompileError(f'string annotations are not supported ({ann!r})')
@@ -151,6 +164,25 @@ def _tensor_arg(kir, em, tt, name):
     return Matrix._new(vals, shape[0], shape[1], 2)
 
 
+def _array_arg(kir, ann, value, name):
+    """An ndarray parameter: hidden i32 arguments for its shape, and its Buffer (role 'arg',
+    the k-th array of the launch: meta['param'])."""
+    from ..frontend.argarray import ArgArray
+    from .ndarray_args import resolve
+    _, bound = resolve(ann, value, name)
+    dims = []
+    for k in range(len(bound.shape)):
+        dims.append(len(kir.arg_types))
+        kir.arg_types.append(T.i32)
+        kir.arg_names.append(f'{name}.shape[{k}]')
+    a = ArgArray(name, bound.dtype, len(bound.shape), bound.elem_shape, dims, ann.boundary)
+    a.buffer.meta['param'] = len(kir.arg_arrays)
+    if bound.has_grad:  # (part of the compile key) the adjoint accumulates into its gradient
+        a.buffer.derive('grad')
+    kir.arg_arrays.append(a.buffer)
+    return a
+
+
 def _static_kind(ann):
     try:
         return _annotation_kind(ann, None)
@@ -190,7 +222,7 @@ class Kernel:
         if kinds is None:  # explicit annotations resolve once (a launch is on the hot path)
             kinds = self._kinds = [None if p.annotation is inspect.Parameter.empty else
                                    _static_kind(p.annotation) for p in self.params]
-        key, runtime_args = [], []
+        key, runtime_args = [], LaunchArgs()
         for p, a, kind in zip(self.params, args, kinds):
             try:
                 if kind is None:
@@ -200,7 +232,18 @@ class Kernel:
             except CompileError as e:
                 raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
+                if isinstance(a, Ndarray) and p.annotation is not inspect.Parameter.empty:
+                    from .ndarray_args import check_not_template
+                    check_not_template(a, p.name)
                 key.append(_template_key(a))
+            elif isinstance(kind, NdarrayType):
+                from .ndarray_args import resolve
+                k, bound = resolve(kind, a, p.name)
+                key.append(k)
+                runtime_args.extend(bound.shape)
+                if not runtime_args.arrays:
+                    runtime_args.arrays = []
+                runtime_args.arrays.append(bound)
             elif T.is_tensor_type(kind):
                 key.append(('v', repr(kind)))
                 runtime_args.extend(_tensor_entries(kind, a, p.name))
@@ -238,6 +281,8 @@ class Kernel:
                 kind = _annotation_kind(p.annotation, a)
                 if kind == 'template':
                     fb.scopes[0][p.name] = a
+                elif isinstance(kind, NdarrayType):
+                    fb.scopes[0][p.name] = _array_arg(kir, kind, a, p.name)
                 elif T.is_tensor_type(kind):
                     fb.scopes[0][p.name] = _tensor_arg(kir, em, kind, p.name)
                 else:
@@ -398,7 +443,7 @@ class Func:
         fb.top_index = len(fb.top_block.stmts)
         for name, value in bound.arguments.items():
             ann = self.sig.parameters[name].annotation
-            if isinstance(ann, Template) or ann is Template:
+            if isinstance(ann, (Template, NdarrayType)) or ann is Template:
                 fb.scopes[0][name] = value
                 continue
             if T.is_tensor_type(ann):

@@ -15,7 +15,8 @@ import weakref
 import numpy as np
 
 from .. import types as T
-from ..errors import TaichiRuntimeError, VkdiffTypeError, VkdiffValueError
+from ..errors import (IndexCountError, TaichiIndexError, TaichiRuntimeError, VkdiffTypeError,
+                      VkdiffValueError)
 from . import state
 from .field import Field
 
@@ -25,6 +26,10 @@ _count = itertools.count()
 
 class NdarrayShapeError(TaichiRuntimeError, ValueError):
     """An ndarray shape that is not a tuple of positive integers below 2**31."""
+
+
+class NdarrayIndexError(IndexCountError, TaichiIndexError):
+    """Python-scope indexing with the wrong number of indices (Taichi's TaichiIndexError)."""
 
 
 def _ndarray_shape(shape):
@@ -44,6 +49,8 @@ def _element_type(dtype):
     `ti.types.vector(n, dt)` / `ti.math.vec3`, or `ti.types.matrix(n, m, dt)`."""
     if T.is_tensor_type(dtype):
         es = (dtype.n,) if not hasattr(dtype, 'm') else (dtype.n, dtype.m)
+        if None in es or dtype.dtype is None:  # `ti.types.vector()`: an annotation's wildcard
+            return (None if dtype.dtype is None else T.resolve(dtype.dtype)), None
         return T.resolve(dtype.dtype), es
     return T.resolve(dtype), ()
 
@@ -71,7 +78,8 @@ class Ndarray(Field):
         self._shape = _ndarray_shape(shape)
         self.elem_shape = tuple(int(e) for e in elem_shape)
         self.name = name or f'ndarray{next(_count)}'
-        self._check_size()
+        # (its size is checked when its storage is made, at first use: an ndarray that is never
+        # used costs nothing, as in Taichi)
         self._grad = None
         self._dual = None
         self.offset = None
@@ -139,6 +147,13 @@ class Ndarray(Field):
         return NdarrayType(self.element_type, len(self.shape))
 
     # ---------------------------------------------------------------- host access
+    def _index(self, key):
+        k = 0 if key is None else len(key) if isinstance(key, (tuple, list)) else 1
+        if k != len(self._shape) and not (k == 0 and not self._shape):
+            raise NdarrayIndexError(f'{len(self._shape)}d ndarray indexed with {k}d indices: '
+                                    f'{self.name} has shape {self._shape}')
+        return Field._index(self, key)
+
     @state.synchronized
     def fill(self, value):
         """Every element (component) set to `value`, on the host mirror (checked first)."""

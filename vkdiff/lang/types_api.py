@@ -16,13 +16,13 @@ globals().update({k: v for k, v in vars(_dtypes).items()
 
 
 # ---------------------------------------------------------------- compound types
-def vector(n, dtype):
+def vector(n=None, dtype=None):
     """`ti.types.vector(3, ti.f32)`: constructs vectors, makes fields, annotates func arguments
     (not kernel arguments: pass scalars)."""
     return VectorType(n, dtype)
 
 
-def matrix(n, m, dtype):
+def matrix(n=None, m=None, dtype=None):
     """`ti.types.matrix(2, 3, ti.f32)`: an n x m matrix type (like vector)."""
     return MatrixType(n, m, dtype)
 

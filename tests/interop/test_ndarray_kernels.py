@@ -1,0 +1,251 @@
+"""ndarray kernel parameters: ndarrays, numpy arrays and torch tensors passed to kernels, one
+compiled kernel per (dtype, ndim, element shape), shapes read at launch."""
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+
+def _instances(k):
+    return len(k.instances)
+
+
+def test_ndarray_arg_read_write_and_struct_for():
+    @ti.kernel
+    def axpy(a: ti.f32, x: ti.types.ndarray(), y: ti.types.ndarray()):
+        for i in x:
+            y[i] = a * x[i] + y[i]
+
+    x = ti.ndarray(ti.f32, 7)
+    y = ti.ndarray(ti.f32, 7)
+    x.from_numpy(np.arange(7, dtype=np.float32))
+    y.fill(1.0)
+    axpy(2.0, x, y)
+    np.testing.assert_allclose(y.to_numpy(), 2 * np.arange(7) + 1)
+
+
+def test_one_compile_for_every_shape():
+    @ti.kernel
+    def fill2(arr: ti.types.ndarray(), d: ti.f32):
+        for i, j in arr:
+            arr[i, j] = d + i * 10 + j
+
+    for n, m in [(2, 3), (5, 4), (1, 9), (33, 2)]:
+        a = ti.ndarray(ti.f32, (n, m))
+        fill2(a, 0.5)
+        ref = 0.5 + np.arange(n)[:, None] * 10 + np.arange(m)[None, :]
+        np.testing.assert_allclose(a.to_numpy(), ref)
+    assert _instances(fill2) == 1
+    b = np.zeros((3, 3), np.float32)     # a numpy array of the same dtype and ndim: same kernel
+    fill2(b, 1.0)
+    np.testing.assert_allclose(b, 1 + np.arange(3)[:, None] * 10 + np.arange(3)[None, :])
+    assert _instances(fill2) == 1
+    fill2(np.zeros((3, 3)), 1.0)          # f64: another kernel
+    assert _instances(fill2) == 2
+
+
+def test_shape_in_kernel_and_range_loops():
+    @ti.kernel
+    def rowsum(a: ti.types.ndarray(dtype=ti.f64, ndim=2), out: ti.types.ndarray(dtype=ti.f64, ndim=1)):
+        for i in range(a.shape[0]):
+            s = ti.f64(0.0)            # (0.0 alone is the default f32, as in Taichi)
+            for j in range(a.shape[1]):
+                s += a[i, j]
+            out[i] = s
+
+    rng = np.random.default_rng(1)
+    for n, m in [(4, 3), (9, 17)]:
+        a = rng.standard_normal((n, m))
+        out = np.zeros(n)
+        rowsum(a, out)
+        np.testing.assert_allclose(out, a.sum(1), rtol=1e-12)
+    assert _instances(rowsum) == 1
+
+
+def test_numpy_arrays_see_data_and_get_writes():
+    @ti.kernel
+    def run(x: ti.types.ndarray(), y: ti.types.ndarray()):
+        for i in range(4):
+            x[i] += i + y[i]
+
+    a = ti.ndarray(ti.i32, 4)
+    a.from_numpy(np.array([0, 1, 4, 9], np.int32))
+    b = np.ones(4, np.int32)
+    run(a, b)
+    np.testing.assert_array_equal(a.to_numpy(), [0 + 0 + 1, 1 + 1 + 1, 4 + 2 + 1, 9 + 3 + 1])
+    run(b, a)
+    np.testing.assert_array_equal(b, 1 + np.arange(4) + a.to_numpy())
+
+
+def test_vector_and_matrix_elements():
+    @ti.kernel
+    def f(v: ti.types.ndarray(dtype=ti.math.vec3), m: ti.types.ndarray(dtype=ti.math.mat2)):
+        for i in v:
+            v[i] = ti.Vector([i, 2 * i, 3 * i]) + v[i]
+            m[i][0, 1] = v[i].norm()
+            m[i][1, 0] = v[i][2]
+
+    v = ti.Vector.ndarray(3, ti.f32, 4)
+    v.fill(1.0)
+    m = ti.Matrix.ndarray(2, 2, ti.f32, 4)
+    f(v, m)
+    ref = 1 + np.arange(4)[:, None] * np.array([1, 2, 3])
+    np.testing.assert_allclose(v.to_numpy(), ref)
+    np.testing.assert_allclose(m.to_numpy()[:, 0, 1], np.linalg.norm(ref, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(m.to_numpy()[:, 1, 0], ref[:, 2])
+    vn = np.ones((5, 3), np.float32)      # a numpy array whose last axis is the vector
+    mn = np.zeros((5, 2, 2), np.float32)
+    f(vn, mn)
+    np.testing.assert_allclose(vn, 1 + np.arange(5)[:, None] * np.array([1, 2, 3]))
+    assert _instances(f) == 1
+
+
+def test_grouped_and_0d():
+    @ti.kernel
+    def g(a: ti.types.ndarray(), s: ti.types.ndarray(dtype=ti.f32, ndim=0)):
+        for I in ti.grouped(a):
+            a[I] = I[0] * 100 + I[1] * 10 + I[2]
+            s[None] += 1.0
+
+    a = ti.ndarray(ti.i32, (2, 3, 4))
+    s = ti.ndarray(ti.f32, ())
+    g(a, s)
+    i, j, k = np.indices((2, 3, 4))
+    np.testing.assert_array_equal(a.to_numpy(), i * 100 + j * 10 + k)
+    assert s[None] == 24.0
+
+
+def test_return_and_func_taking_ndarray():
+    @ti.func
+    def second(w: ti.types.ndarray(ti.f32, ndim=1)) -> ti.f32:
+        return w[1]
+
+    @ti.kernel
+    def k(w: ti.types.ndarray(ti.f32, ndim=1)) -> ti.f32:
+        return second(w) + w.shape[0]
+
+    w = ti.ndarray(ti.f32, 5)
+    w[1] = 2.5
+    assert k(w) == 7.5
+
+
+def test_clamp_boundary():
+    @ti.kernel
+    def at(x: ti.types.ndarray(boundary='clamp'), i: ti.i32) -> ti.f32:
+        return x[i]
+
+    x = ti.ndarray(ti.f32, 3)
+    x.from_numpy(np.array([5, 6, 7], np.float32))
+    assert [at(x, i) for i in (-2, 0, 2, 9)] == [5, 5, 7, 7]
+
+
+def test_bad_arguments_are_clear_errors():
+    @ti.kernel
+    def k1(a: ti.types.ndarray(dtype=ti.f32, ndim=1)):
+        for i in a:
+            a[i] = 1.0
+
+    with pytest.raises(TypeError, match='Expect element type f32'):
+        k1(ti.ndarray(ti.i32, 4))
+    with pytest.raises(ValueError, match='required ndim=1'):
+        k1(ti.ndarray(ti.f32, (4, 4)))
+    with pytest.raises(TypeError, match='Expect element type f32'):
+        k1(np.zeros(4))                       # f64 data for an f32 parameter: never a silent copy
+    base = np.zeros(8, np.float32)
+    with pytest.raises(ValueError, match='Non contiguous'):
+        k1(base[::2])
+    assert (base == 0).all()
+    with pytest.raises(TypeError):
+        k1([1.0, 2.0])
+
+    @ti.kernel
+    def k2(a: ti.types.ndarray(dtype=ti.math.vec2)):
+        pass
+
+    with pytest.raises(ValueError, match='required element type'):
+        k2(ti.Matrix.ndarray(2, 3, ti.f32, 4))
+
+    @ti.kernel
+    def k3(a: ti.template()):
+        pass
+
+    with pytest.raises(TypeError, match="Ndarray shouldn't be passed in via"):
+        k3(ti.ndarray(ti.f32, 3))
+
+
+def test_read_only_numpy_array():
+    @ti.kernel
+    def total(a: ti.types.ndarray(), out: ti.types.ndarray()):
+        for i in a:
+            out[0] += a[i]
+
+    a = np.arange(5, dtype=np.float32)
+    a.flags.writeable = False
+    out = np.zeros(1, np.float32)
+    total(a, out)                          # read-only input: fine
+    assert out[0] == 10
+    with pytest.raises(ValueError, match='read-only'):
+        total(np.zeros(2, np.float32), a)
+    np.testing.assert_array_equal(a, np.arange(5))
+
+
+def test_many_fresh_arrays_reuse_the_pipeline():
+    @ti.kernel
+    def inc(a: ti.types.ndarray()):
+        for i in a:
+            a[i] += 1
+
+    for n in range(1, 40):
+        x = np.full(n, n, np.int32)
+        inc(x)
+        assert (x == n + 1).all()
+    assert _instances(inc) == 1
+
+
+@ti.kernel
+def _advance(a: ti.types.ndarray(), b: ti.types.ndarray()):
+    for i in a:
+        b[i] = ti.sin(a[i]) + a[i]
+
+
+@ti.kernel
+def _total(a: ti.types.ndarray(), out: ti.types.ndarray()):
+    for i in a:
+        out[None] += a[i] * a[i]
+
+
+def test_kernel_grad_and_tape_over_ndarrays_match_finite_differences():
+    n = 6
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal(n)
+    xs = [ti.ndarray(ti.f64, n, needs_grad=True) for _ in range(4)]
+    loss = ti.ndarray(ti.f64, (), needs_grad=True)
+    xs[0].from_numpy(x0)
+
+    def f(v):
+        for _ in range(3):
+            v = np.sin(v) + v
+        return (v * v).sum()
+
+    with ti.ad.Tape(loss=loss):        # the same kernel on new arrays: one array per step
+        for k in range(3):
+            _advance(xs[k], xs[k + 1])
+        _total(xs[3], loss)
+    assert loss[None] == pytest.approx(f(x0), rel=1e-13)
+    fd = np.array([(f(x0 + e) - f(x0 - e)) / 2e-6 for e in np.eye(n) * 1e-6])
+    np.testing.assert_allclose(xs[0].grad.to_numpy(), fd, rtol=1e-7, atol=1e-7)
+    assert len(_advance.instances) == 1
+
+
+def test_tape_sees_overwrites_through_ndarray_arguments():
+    """The Tape's access check follows arrays, not parameters: overwriting an array that an
+    earlier launch read (passed to another parameter) is an AutodiffError."""
+    a = ti.ndarray(ti.f64, 4, needs_grad=True)
+    b = ti.ndarray(ti.f64, 4, needs_grad=True)
+    loss = ti.ndarray(ti.f64, (), needs_grad=True)
+    a.fill(0.5)
+    with pytest.raises(ti.AutodiffError, match='overwrites'):
+        with ti.ad.Tape(loss=loss):
+            _advance(a, b)       # reads a
+            _advance(b, a)       # overwrites a
+            _total(a, loss)

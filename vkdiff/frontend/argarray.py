@@ -1,0 +1,62 @@
+"""Frontend: an ndarray kernel parameter as kernel code sees it. `a[i, j]`, `a[i][k]` on
+vector/matrix elements, `a.shape[0]`, `for i, j in a`, `ti.grouped(a)` work as on fields; the
+array itself is an ir.Buffer with role 'arg' bound at each launch, and its shape is read at run
+time from hidden scalar arguments (push constants), so one compiled kernel serves every array
+with the same dtype, ndim and element shape."""
+from .. import ir
+from .. import types as T
+from . import ops
+from .context import Value, emit, error
+
+
+class ArgArray:
+    """The kernel-scope value of an ndarray parameter. Quacks like a Field for the frontend's
+    element lvalues (buffer, dtype, elem_shape, n, m, ncomp, name); `shape` is a tuple of run-time
+    i32 Values."""
+
+    offset = None
+    is_grad_of = None
+
+    def __init__(self, name, dtype, ndim, elem_shape, dim_args, boundary='unsafe'):
+        self.name = name
+        self.dtype = dtype
+        self.elem_shape = tuple(elem_shape)
+        # the Buffer's shape is a placeholder: strides come from the run-time dims (meta['dims'],
+        # the push-constant argument indices of the shape), bound per launch
+        self.buffer = ir.Buffer(name, dtype, (0,) * ndim, self.elem_shape, role='arg',
+                                meta={'dims': tuple(dim_args)})
+        self.shape = tuple(Value(emit('arg', T.i32, attrs={'index': k})) for k in dim_args)
+        self.clamp = boundary == 'clamp'
+
+    def index(self, k, n):
+        """The i32 IR index for `k` on an axis of run-time size `n` (clamped into [0, n) with
+        boundary='clamp')."""
+        if ops.is_number(k):
+            if int(k) != k:
+                raise error(f'ndarray index must be an integer, got {k!r}')
+            k = int(k)
+        elif not isinstance(k, Value) or not (k.dtype.is_int or k.dtype is T.u1):
+            what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)
+            raise error(f'ndarray index must be an integer, got {what}')
+        if self.clamp:
+            k = ops.binary('max', ops.binary('min', k, ops.binary('sub', n, 1)), 0)
+        return ops.as_value(k, T.i32).stmt
+
+    @property
+    def n(self):
+        return self.elem_shape[0] if self.elem_shape else 1
+
+    @property
+    def m(self):
+        return self.elem_shape[1] if len(self.elem_shape) > 1 else 1
+
+    @property
+    def ncomp(self):
+        k = 1
+        for e in self.elem_shape:
+            k *= e
+        return k
+
+    def __repr__(self):
+        return f'<ndarray argument {self.name}: {self.dtype} ndim={len(self.shape)}>'
+
