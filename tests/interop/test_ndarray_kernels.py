@@ -249,3 +249,42 @@ def test_tape_sees_overwrites_through_ndarray_arguments():
             _advance(a, b)       # reads a
             _advance(b, a)       # overwrites a
             _total(a, loss)
+
+
+def test_needs_grad_false_grad_in_kernel_and_tape_loss_of_shape_1():
+    @ti.kernel
+    def f(x: ti.types.ndarray(needs_grad=False), y: ti.types.ndarray()):
+        for i in x:
+            y[0] += x[i] * x[i]
+
+    x = ti.ndarray(ti.f32, 3, needs_grad=True)
+    y = ti.ndarray(ti.f32, 1, needs_grad=True)
+    x.fill(2.0)
+    with ti.ad.Tape(loss=y):            # a (1,)-shaped ndarray loss, as Taichi takes it
+        f(x, y)
+    assert y[0] == 12.0
+    assert (x.grad.to_numpy() == 0).all()   # needs_grad=False: a constant for autodiff
+
+    @ti.kernel
+    def g(x: ti.types.ndarray(), b: ti.types.ndarray()):
+        for i in x:
+            b[None] += x.grad[i]
+
+    b = ti.ndarray(ti.f32, (), needs_grad=True)
+    x.grad.fill(1.5)
+    g(x, b)
+    assert b[None] == 4.5
+
+
+def test_tape_starts_ndarray_gradients_from_zero():
+    x = ti.ndarray(ti.f64, 4, needs_grad=True)
+    y = ti.ndarray(ti.f64, 4, needs_grad=True)
+    loss = ti.ndarray(ti.f64, (), needs_grad=True)
+    x.from_numpy(np.arange(4.0))
+    for _ in range(2):                  # the second Tape does not add to the first's gradients
+        with ti.ad.Tape(loss=loss):
+            _advance(x, y)
+            _total(y, loss)
+    v = np.arange(4.0)
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * (np.sin(v) + v) * (np.cos(v) + 1),
+                               rtol=1e-12)

@@ -37,7 +37,7 @@ class Tape:
             if not isinstance(loss, Field):
                 raise VkdiffTypeError(f'Tape(loss=...) needs a 0-D float field with '
                                       f'needs_grad=True, got {type(loss).__name__} {loss!r}')
-            if loss.shape != ():
+            if loss.shape != () and not (loss.shape == (1,) and _is_ndarray(loss)):
                 raise AutodiffArgumentError(f'Tape(loss=...) needs a 0-D field; {loss.name} has '
                                             f'shape {loss.shape} (use kernel.grad() for other '
                                             'outputs)')
@@ -60,6 +60,17 @@ class Tape:
         if self.validation:
             self._reads.record(kernel, args)
 
+    def _clear_array_grads(self):
+        """The gradients of the ndarrays the recorded launches used start from zero, as the
+        fields' do (clear_all_gradients at the Tape's entry covers fields only)."""
+        from ..lang.ndarray import Ndarray
+        seen = set()
+        for e in self.entries:
+            for a in e[2]:
+                if isinstance(a, Ndarray) and a.grad is not None and id(a) not in seen:
+                    seen.add(id(a))
+                    a.grad.fill(0)
+
     def record_custom(self, fn, args, kwargs):
         self.entries.append(('custom', fn, args, kwargs))
 
@@ -71,6 +82,8 @@ class Tape:
             self._reads.check()  # element by element, instead of the static index-pattern check
         else:
             self.check()
+        if self.clear_gradients:
+            self._clear_array_grads()
         if self.loss is not None:
             self.loss.grad.fill(1)
         self.grad()
@@ -138,6 +151,11 @@ def _adjoint_tangent(kernel, args):
     if adjoint.overflow_flags:
         from ..lang.compiled import check_overflow  # the compiler loads on first compile only
         check_overflow(adjoint)
+
+
+def _is_ndarray(x):
+    from ..lang.ndarray import Ndarray
+    return isinstance(x, Ndarray)  # Taichi takes a (1,)-shaped ndarray as the loss too
 
 
 def _filter_reads(summary, written):

@@ -119,14 +119,8 @@ def _forward(ctx, fn, specs, args):
 
 @state.synchronized
 def _backward(ctx, grads):
-    from ..lang.ndarray import Ndarray
     tape, inputs, outs = ctx.vk
-    seen = set()
-    for e in tape.entries:  # zero every gradient the recorded launches accumulate into
-        for a in e[2]:
-            if isinstance(a, Ndarray) and a.grad is not None and id(a) not in seen:
-                seen.add(id(a))
-                a.grad.fill(0)
+    tape._clear_array_grads()  # every gradient the recorded launches accumulate into
     for o, g in zip(outs, grads):
         if o.grad is None:
             continue

@@ -3,6 +3,7 @@ min/max use the device's float atomics when enabled (VK_EXT_shader_atomic_float/
 compare-exchange loop on the integer view of the buffer otherwise."""
 from .. import types as T
 from ..errors import CompileError, located
+from . import narrow
 
 SCOPE_DEVICE = 1
 SEM_RELAXED = 0
@@ -33,8 +34,7 @@ def fields_needing_int_view(tasks_stmts, features):
 def gen_atomic(cg, s):
     f, fn, dt = s.buf, s.attrs['fn'], s.buf.dtype
     if dt.is_narrow:
-        from .narrow import atomic
-        return atomic(cg, s)
+        return narrow.atomic(cg, s)
     m = cg.m
     ptr = cg.element_ptr(s)
     val = cg.values[s.value_arg]

@@ -3,6 +3,8 @@ vector/matrix elements, `a.shape[0]`, `for i, j in a`, `ti.grouped(a)` work as o
 array itself is an ir.Buffer with role 'arg' bound at each launch, and its shape is read at run
 time from hidden scalar arguments (push constants), so one compiled kernel serves every array
 with the same dtype, ndim and element shape."""
+import copy
+
 from .. import ir
 from .. import types as T
 from . import ops
@@ -41,6 +43,18 @@ class ArgArray:
         if self.clamp:
             k = ops.binary('max', ops.binary('min', k, ops.binary('sub', n, 1)), 0)
         return ops.as_value(k, T.i32).stmt
+
+    @property
+    def grad(self):
+        """`x.grad[i]` in a kernel: the gradient array passed with x (an ndarray with
+        needs_grad=True); the adjoint of a kernel that reads it is an AutodiffError."""
+        g = self.buffer.grad
+        if g is None:
+            raise error(f'{self.name}.grad: the array passed for {self.name} has no gradient '
+                        '(create it with needs_grad=True)')
+        view = copy.copy(self)
+        view.buffer, view.name = g, f'{self.name}.grad'
+        return view
 
     @property
     def n(self):

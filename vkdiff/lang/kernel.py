@@ -177,7 +177,8 @@ def _array_arg(kir, ann, value, name):
         kir.arg_names.append(f'{name}.shape[{k}]')
     a = ArgArray(name, bound.dtype, len(bound.shape), bound.elem_shape, dims, ann.boundary)
     a.buffer.meta['param'] = len(kir.arg_arrays)
-    if bound.has_grad:  # (part of the compile key) the adjoint accumulates into its gradient
+    if bound.has_grad and ann.needs_grad is not False:  # (part of the compile key) the adjoint
+        # accumulates into its gradient
         a.buffer.derive('grad')
     kir.arg_arrays.append(a.buffer)
     return a

@@ -18,7 +18,7 @@ from .. import types as T
 from ..errors import (IndexCountError, TaichiIndexError, TaichiRuntimeError, VkdiffTypeError,
                       VkdiffValueError)
 from . import state
-from .field import Field
+from .field import Field, _caller_assignment_name
 
 _live = weakref.WeakSet()   # ndarrays with storage: ti.init()/ti.reset() drop their storage
 _count = itertools.count()
@@ -77,7 +77,7 @@ class Ndarray(Field):
             self.dtype = T.i32
         self._shape = _ndarray_shape(shape)
         self.elem_shape = tuple(int(e) for e in elem_shape)
-        self.name = name or f'ndarray{next(_count)}'
+        self.name = name or _caller_assignment_name() or f'ndarray{next(_count)}'
         # (its size is checked when its storage is made, at first use: an ndarray that is never
         # used costs nothing, as in Taichi)
         self._grad = None
@@ -100,10 +100,10 @@ class Ndarray(Field):
 
     @property
     def buffer(self):
-        from ..errors import CompileError
-        raise CompileError(f'{self.name} is an ndarray: a kernel takes it as an argument '
-                           '(annotate the parameter ti.types.ndarray()); it cannot be used as a '
-                           'global or a template')
+        from ..errors import TaichiTypeError
+        raise TaichiTypeError(f'Expected ndarray in the kernel argument for argument {self.name}: '
+                              'a kernel takes an ndarray as an argument (annotate the parameter '
+                              'ti.types.ndarray()); it cannot be used as a global or a template')
 
     # ---------------------------------------------------------------- storage
     def _unplaced(self, kind):

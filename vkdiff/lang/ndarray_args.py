@@ -51,6 +51,8 @@ class Bound:
 
     @property
     def has_grad(self):
+        if self.grads is False:
+            return False
         if self.array is not None:
             return self.array.grad is not None
         return 'grad' in self.grads
@@ -130,7 +132,11 @@ def resolve(ann, value, name):
     _elem_check(ann, dt, es, name)
     # the gradient's presence decides whether the adjoint accumulates into it (a Buffer with a
     # grad) or treats the array as a constant: part of the key, like the dtype
-    return ('nd', dt.name, len(shape), es, bound.has_grad), bound
+    if ann.needs_grad is False:  # `ti.types.ndarray(needs_grad=False)`: a constant for AD
+        bound.grads, grad = {}, False
+    else:
+        grad = bound.has_grad
+    return ('nd', dt.name, len(shape), es, grad), bound
 
 
 def _tensor_grads(t, name):
