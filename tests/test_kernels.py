@@ -356,7 +356,7 @@ def test_cast_constants_keep_their_type():
         d[0] = a
         v = ti.Vector([0.1, 0.2], ti.f64)
         d[1] = v[0] + v[1]
-        d[2] = ti.f64(1) / 3
+        d[2] = ti.f64(1.0) / 3  # (Taichi: an integer literal cannot be ti.f64(1))
         d[3] = third(1.0)
         big = ti.cast(3000000000, ti.i64)
         n[0] = big * 3

@@ -170,7 +170,7 @@ def test_kernel_default_and_keyword_arguments():
     np.testing.assert_allclose(v.to_numpy(), base * 2 + 1)
     fill(3.0)
     np.testing.assert_allclose(v.to_numpy(), base * 3)
-    with pytest.raises(ti.VkdiffError, match='unexpected keyword|got an unexpected'):
+    with pytest.raises(ti.VkdiffError, match="Unexpected argument 'bogus'"):
         fill(bogus=1)
 
 

@@ -338,3 +338,278 @@ def test_kernel_struct_return_type_must_match():
     for k in (wrong_shape, wrong_member_type):
         with pytest.raises(ti.TaichiTypeError, match='this kernel returns'):
             k()
+
+
+# ---------------------------------------------------------------- swizzles
+def test_swizzles_in_python_scope():
+    v = ti.math.vec3(1, 2, 3)
+    np.testing.assert_array_equal(v.zyx.to_numpy(), [3, 2, 1])
+    np.testing.assert_array_equal(v.ssp.to_numpy(), [1, 1, 3])
+    v.rgb += 1
+    v.xy = [7, 8]
+    np.testing.assert_array_equal(v.to_numpy(), [7, 8, 4])
+    np.testing.assert_array_equal(ti.math.vec4(v.bgr, 0).to_numpy(), [4, 8, 7, 0])
+    a = ti.math.vec2(1, 2)
+    with pytest.raises(ti.TaichiSyntaxError, match=r"vec2 only has attributes=\('x', 'y'\), got=\('z',\)"):
+        a.z = 3
+    with pytest.raises(ti.TaichiRuntimeError, match='value len does not match the swizzle pattern=xy'):
+        a.xy = [1, 2, 3]
+    f = ti.Vector.field(3, ti.f32, shape=())
+    f[None].zx = [5, 6]          # a field element's swizzle writes through
+    np.testing.assert_array_equal(f.to_numpy(), [6, 0, 5])
+
+
+def test_swizzles_in_kernels():
+    @ti.kernel
+    def k() -> ti.math.vec4:
+        v = ti.Vector([1, 2, 3])
+        v.zxy += [v.z, v.y, v.x]        # (3+3, 1+2, 2+1) -> z, x, y
+        w = v.yxz
+        w.bg = ti.Vector([10, 20])
+        return ti.math.vec4(w.x, w.stp)
+
+    np.testing.assert_array_equal(k().to_numpy(), [3, 3, 20, 10])
+
+    @ti.kernel
+    def bad():
+        b = ti.math.vec2(1, 2)
+        b.xyz = [1, 2, 3]
+
+    with pytest.raises(ti.TaichiSyntaxError, match=r"got=\('x', 'y', 'z'\)"):
+        bad()
+
+
+# ---------------------------------------------------------------- typed literals
+def test_primitive_type_calls_in_kernels():
+    @ti.kernel
+    def ok(x: ti.f32) -> ti.u32:
+        a = ti.u32(4294967295)          # in range of u32
+        b = ti.i32(x)                   # a run-time value is cast
+        return a - ti.u32(b) + ti.u32(ti.f32(0.5) < x)
+
+    assert ok(3.7) == 4294967295 - 3 + 1
+
+    @ti.kernel
+    def two_args():
+        a = ti.i64(1, 2)
+
+    @ti.kernel
+    def keyword():
+        a = ti.f64(1, x=2)
+
+    @ti.kernel
+    def compound():
+        a = ti.f32(ti.Vector([1.0]))
+
+    @ti.kernel
+    def int_as_float():
+        a = ti.f32(0)
+
+    @ti.kernel
+    def float_as_int():
+        a = ti.i32(0.0)
+
+    @ti.kernel
+    def out_of_range():
+        a = ti.u16(-1)
+
+    @ti.kernel
+    def beyond_default_ip():
+        b = 0x80000000
+
+    cases = [(two_args, ti.TaichiSyntaxError, 'can only decorate a single expression'),
+             (keyword, ti.TaichiSyntaxError, 'can only decorate a single expression'),
+             (compound, ti.TaichiSyntaxError, 'compound type'),
+             (int_as_float, ti.TaichiTypeError, 'Integer literals must be annotated with a integer type'),
+             (float_as_int, ti.TaichiTypeError, 'Floating-point literals must be annotated'),
+             (out_of_range, ti.TaichiTypeError, 'exceeded the range of specified dtype: u16'),
+             (beyond_default_ip, ti.TaichiTypeError, 'exceeded the range of default_ip')]
+    for kernel, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            kernel()
+    assert issubclass(ti.TaichiTypeError, TypeError)
+
+
+# ---------------------------------------------------------------- call arguments
+def test_kernel_call_argument_errors():
+    @ti.kernel
+    def k(a: ti.i32, b: ti.i32 = 5) -> ti.i32:
+        return a * 10 + b
+
+    assert k(1) == 15 and k(b=2, a=1) == 12
+    for call, match in [(lambda: k(b=2), r'Parameter `a : i32` missing'),
+                        (lambda: k(1, 2, c=2), "Unexpected argument 'c'"),
+                        (lambda: k(1, 2, 3), r'Too many arguments. Expected \(a : i32, b : i32\)'),
+                        (lambda: k(1, a=2), "Multiple values for argument 'a'")]:
+        with pytest.raises(ti.TaichiSyntaxError, match=match) as e:
+            call()
+        assert isinstance(e.value, TypeError)
+
+
+def test_func_call_argument_errors():
+    @ti.func
+    def f(a, b, c=3):
+        return a * 100 + b * 10 + c
+
+    @ti.kernel
+    def ok() -> ti.i32:
+        return f(1, c=4, b=2)
+
+    @ti.kernel
+    def missing():
+        f(1, c=3)
+
+    @ti.kernel
+    def unexpected():
+        f(1, 2, 3, d=3)
+
+    @ti.kernel
+    def too_many():
+        f(1, 2, 3, 4)
+
+    @ti.kernel
+    def twice():
+        f(1, a=3, b=3)
+
+    assert ok() == 124
+    for kernel, match in [(missing, 'Parameter `b` missing'), (unexpected, "Unexpected argument 'd'"),
+                          (too_many, 'Too many arguments'),
+                          (twice, "Multiple values for argument 'a'")]:
+        with pytest.raises(ti.TaichiSyntaxError, match=match):
+            kernel()
+
+
+def test_fill_inside_a_kernel():
+    s = ti.field(ti.i32, shape=(3, 4))
+    m = ti.Matrix.field(2, 2, ti.f32, shape=3, offset=(-1,))
+
+    @ti.kernel
+    def k(v: ti.i32):
+        s.fill(v)
+        m.fill(ti.Matrix([[1.0, 2.0], [3.0, v]]))
+        for i in range(1):
+            s[0, 0] = s[1, 1] + 1      # the fill (a loop of its own) ran before this loop
+
+    k(7)
+    want = np.full((3, 4), 7)
+    want[0, 0] = 8
+    np.testing.assert_array_equal(s.to_numpy(), want)
+    np.testing.assert_array_equal(m.to_numpy(), np.tile([[1, 2], [3, 7]], (3, 1, 1)))
+
+
+# ---------------------------------------------------------------- error messages (Taichi's layout)
+def test_error_message_shows_the_source_with_carets_and_the_func_chain():
+    import inspect
+    first = inspect.currentframe().f_lineno
+
+    @ti.func
+    def inner():
+        undefined_name(1,	2)
+
+    @ti.func
+    def middle():
+        inner()
+
+    @ti.kernel
+    def k():
+        middle()
+
+    with pytest.raises(ti.TaichiNameError) as e:
+        k()
+    assert isinstance(e.value, NameError) and isinstance(e.value, ti.TaichiCompilationError)
+    file = __file__
+    want = (f'\nFile "{file}", line {first + 12}, in k:\n        middle()\n        ^^^^^^^^\n'
+            f'File "{file}", line {first + 8}, in middle:\n        inner()\n        ^^^^^^^\n'
+            f'File "{file}", line {first + 4}, in inner:\n'
+            '        undefined_name(1,   2)\n        ^^^^^^^^^^^^^^\n'
+            'Name "undefined_name" is not defined')
+    assert e.value.args[0] == want
+
+
+# ---------------------------------------------------------------- matrix slices
+def test_matrix_slices_read_and_write():
+    np.testing.assert_array_equal(ti.Vector([1, 2, 3, 4, 5, 6])[2::3].to_numpy(), [3, 6])
+    np.testing.assert_array_equal(ti.Matrix([[1, 2], [3, 4]])[:, 1].to_numpy(), [2, 4])
+
+    @ti.kernel
+    def read(j: ti.i32) -> ti.types.matrix(2, 3, ti.i32):
+        a = ti.Matrix([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+        col = a[:, j]                       # a run-time column index
+        b = a[1:, :]
+        b[0, :] += col                      # a slice as an assignment target
+        b[1, 1:] = ti.Vector([0, -1])
+        return b
+
+    np.testing.assert_array_equal(read(2).to_numpy(), [[7, 11, 15], [7, 0, -1]])
+
+    @ti.kernel
+    def write(i: ti.i32) -> ti.types.matrix(3, 2, ti.i32):
+        m = ti.Matrix([[0, 0] for _ in range(3)])
+        m[i, :] = ti.Vector([1, 2])
+        m[::2, 1] += ti.Vector([10, 20])
+        return m
+
+    np.testing.assert_array_equal(write(1).to_numpy(), [[0, 10], [1, 2], [0, 20]])
+
+    @ti.kernel
+    def variable_bound(i: ti.i32):
+        a = ti.Vector([0, 1, 2, 3])
+        b = a[i::2]
+
+    with pytest.raises(ti.TaichiCompilationError, match='does not support variables in slice'):
+        variable_bound(1)
+
+
+def test_raw_div_and_raw_mod_entrywise():
+    @ti.kernel
+    def k(s: ti.i32) -> ti.types.matrix(2, 2, ti.i32):
+        a = ti.Matrix([[7, -7], [9, -9]])
+        return ti.raw_div(a, s) * 10 + ti.raw_mod(a, ti.Matrix([[s, s], [4, 4]]))
+
+    # C semantics: 7/2=3 r1, -7/2=-3 r-1, 9/4=2 r1, -9/4=-2 r-1 (raw_div by s=2)
+    np.testing.assert_array_equal(k(2).to_numpy(), [[31, -31], [41, -41]])
+    np.testing.assert_array_equal(ti.raw_div(ti.Vector([-7, 7]), 2).to_numpy(), [-3, 3])
+
+
+# ---------------------------------------------------------------- structs
+def test_struct_type_call_is_positional_and_broadcasts():
+    line = ti.types.struct(linedir=ti.math.vec3, length=float)
+    s = line(1)                          # linedir = vec3(1), length = 0
+    np.testing.assert_array_equal(s.linedir.to_numpy(), [1, 1, 1])
+    assert s.length == 0
+
+    @ti.dataclass
+    class A:
+        i: int
+        j: float
+
+    @ti.dataclass
+    class B:
+        a1: A
+        a2: A
+
+    b = B(A(1, 2.0))                     # a1 = the struct, a2 = A(0)
+    assert (b.a1.i, b.a1.j, b.a2.i, b.a2.j) == (1, 2.0, 0, 0.0)
+
+    @ti.kernel
+    def k() -> ti.f32:
+        x = line(2)
+        x.length = 0.5
+        return x.linedir.sum() + x.length
+
+    assert k() == 6.5
+
+
+def test_fill_writes_through_locals_and_members():
+    x = ti.Struct.field({'a': ti.f32, 'b': ti.types.vector(3, ti.i32)}, shape=4)
+
+    @ti.kernel
+    def k() -> ti.i32:
+        for i in x:
+            x[i].b.fill(i + 0.5)        # truncated to i in the i32 member
+        v = ti.Vector([1, 2, 3])
+        v.fill(7)
+        return v.sum()
+
+    assert k() == 21
+    np.testing.assert_array_equal(x.b.to_numpy(), np.repeat(np.arange(4), 3).reshape(4, 3))

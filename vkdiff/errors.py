@@ -106,25 +106,44 @@ class OutOfMemoryError(VkdiffError, MemoryError):
 
 
 class SourceLocation:
-    """Where a statement came from in the user's code."""
+    """Where a statement came from in the user's code. `excerpt`, when known, is the source as
+    Taichi prints it: each line of the node, each followed by a line of ^ under the node."""
 
-    __slots__ = ('file', 'line', 'text', 'func')
+    __slots__ = ('file', 'line', 'text', 'func', 'excerpt')
 
-    def __init__(self, file, line, text, func=''):
+    def __init__(self, file, line, text, func='', excerpt=None):
         self.file, self.line, self.text, self.func = file, line, text, func
+        self.excerpt = excerpt
 
     def __str__(self):
         where = f'File "{self.file}", line {self.line}'
         if self.func:
             where += f', in {self.func}'
+        if self.excerpt:
+            return f'{where}:\n{self.excerpt.rstrip(chr(10))}'
         return where + (f':\n    {self.text.strip()}' if self.text else '')
 
 
 def located(exc_type, message, loc):
-    """Build an exception whose message starts with the source location."""
+    """Build an exception whose message starts with the source location, in Taichi's layout:
+    a newline, `File "...", line N, in f:`, the source line(s) with ^ under the node, the message."""
     if loc is None:
         return exc_type(message)
-    return exc_type(f'{loc}\n{message}')
+    return exc_type(f'\n{loc}\n{message}')
+
+
+def with_call_site(exc, loc):
+    """The same error raised inside an inlined ti.func, its message prefixed with the call site
+    (Taichi shows the chain kernel -> func -> func, outermost first)."""
+    msg = exc.args[0] if exc.args and isinstance(exc.args[0], str) else None
+    if loc is None or msg is None or not msg.startswith('\nFile "'):
+        return exc
+    try:
+        new = type(exc)(f'\n{loc}{msg}')
+    except Exception:  # an exception type with another constructor: keep it as it is
+        return exc
+    new.__dict__.update(exc.__dict__)
+    return new
 
 
 class LoopLimitError(VkdiffError, RuntimeError):

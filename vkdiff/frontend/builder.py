@@ -10,7 +10,8 @@ import builtins
 import inspect
 import textwrap
 
-from ..errors import CompileError, SourceLocation, TaichiSyntaxError, VkdiffError, located
+from ..errors import (CompileError, SourceLocation, TaichiNameError, TaichiSyntaxError, VkdiffError,
+                      located)
 from .compiletime import Grouped, NDRange, Static, _LoopCtl  # noqa: F401  markers for lang/api.py
 from .context import current, error
 from .expressions import ExpressionBuilder
@@ -18,9 +19,11 @@ from .statements import StatementBuilder, _Return, _structure_returns  # noqa: F
 
 
 def parse_function(fn):
-    """The function's AST, with its file and first line for error messages."""
+    """The function's AST, with its file and first line for error messages, its source lines as
+    written (tabs expanded to 4 columns, as Taichi reads them) and the indentation removed."""
     try:
-        src = textwrap.dedent(inspect.getsource(fn))
+        raw = [textwrap.fill(line, tabsize=4, width=9999) for line in inspect.getsourcelines(fn)[0]]
+        src = textwrap.dedent('\n'.join(raw))
         file = inspect.getsourcefile(fn)
     except (OSError, TypeError) as e:
         raise CompileError(f'cannot read the source of {fn.__qualname__}: {e}') from None
@@ -28,7 +31,42 @@ def parse_function(fn):
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f'{fn.__qualname__} is not a plain function definition')
-    return fdef, file, fn.__code__.co_firstlineno - 1, src.splitlines()
+    lines = src.splitlines()
+    indent = len(raw[0]) - len(lines[0]) if raw and lines else 0
+    return fdef, file, fn.__code__.co_firstlineno - 1, lines, raw, indent
+
+
+def source_excerpt(raw, node, indent):
+    """The node's source lines as written, each followed by ^ under the node (Taichi's
+    get_pos_info: long lines wrapped at 80 columns; a for/while/if/def shows its header only)."""
+    wrapper = textwrap.TextWrapper(width=80)
+
+    def gen_line(code, hint):
+        hint += ' ' * (len(code) - len(hint))
+        code, hint = wrapper.wrap(code), wrapper.wrap(hint)
+        if not code:
+            return '\n\n'
+        return ''.join(c + '\n' + h + '\n' for c, h in zip(code, hint))
+
+    col, end_col = indent + node.col_offset, indent + (node.end_col_offset or node.col_offset)
+    if node.lineno == node.end_lineno:
+        return gen_line(raw[node.lineno - 1], ' ' * col + '^' * (end_col - col))
+    end = node.end_lineno
+    if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.If)):
+        end = max(node.body[0].lineno - 1, node.lineno)
+    out = ''
+    for i in range(node.lineno - 1, end):
+        line = raw[i]
+        last = len(line.rstrip())
+        first = len(line) - len(line.lstrip())
+        if i == node.lineno - 1:
+            hint = ' ' * col + '^' * (last - col)
+        elif i == node.end_lineno - 1:
+            hint = ' ' * first + '^' * (end_col - first)
+        else:
+            hint = ' ' * first + '^' * (last - first) if first < last else ''
+        out += gen_line(line, hint)
+    return out
 
 
 def function_scope(fn):
@@ -50,7 +88,8 @@ class FunctionBuilder(ExpressionBuilder, StatementBuilder):
         self.fn = fn
         self.kernel = kernel  # the KernelBuilder state: args, return
         self.is_kernel = is_kernel
-        self.fdef, self.file, self.line0, self.lines = parse_function(fn)
+        self.fdef, self.file, self.line0, self.lines, self.raw_lines, self.indent = \
+            parse_function(fn)
         if not is_kernel:
             self.fdef.body = _structure_returns(self.fdef.body)
         self.returned = False    # a kernel's top-level return was built: the rest is dead
@@ -77,7 +116,7 @@ class FunctionBuilder(ExpressionBuilder, StatementBuilder):
             return self.globals[name]
         if hasattr(builtins, name):
             return getattr(builtins, name)
-        raise error(f'name {name!r} is not defined')
+        raise error(f'Name "{name}" is not defined', TaichiNameError)
 
     def bind(self, name, value):
         for sc in reversed(self.scopes):
@@ -92,7 +131,11 @@ class FunctionBuilder(ExpressionBuilder, StatementBuilder):
         if line is None:
             return current().loc
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ''
-        return SourceLocation(self.file, line + self.line0, text, self.fn.__name__)
+        try:
+            excerpt = source_excerpt(self.raw_lines, node, self.indent)
+        except (AttributeError, IndexError, TypeError):
+            excerpt = None
+        return SourceLocation(self.file, line + self.line0, text, self.fn.__name__, excerpt)
 
     def __call__(self, node):
         em = current()

@@ -10,13 +10,13 @@ import numpy as np
 
 from .. import types as T
 from ..lang.field import Field
-from ..lang.matrix import Matrix
+from ..lang.matrix import Matrix, swizzle_indices
 from . import ops
 from .argarray import ArgArray
 from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_field, _is_struct_lv,
                           _struct_copy)
-from ..errors import TaichiSyntaxError
-from .context import Value, error
+from ..errors import CompileError, TaichiSyntaxError, TaichiTypeError, VkdiffError, with_call_site
+from .context import Value, current, error
 from .lvalues import LocalVar, MatrixLValue, field_lvalue
 
 _BINOPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv',
@@ -58,9 +58,10 @@ class ExpressionBuilder:
                 return raw.members[node.attr].load()
         base = self(node.value)
         if isinstance(node.value, ast.Name):
-            if isinstance(raw, MatrixLValue) and node.attr in 'xyzwrgba' and len(node.attr) == 1:
-                return self.read(raw.entries['xyzw'.find(node.attr) if node.attr in 'xyzw'
-                                             else 'rgba'.find(node.attr)])
+            if isinstance(raw, MatrixLValue) and raw.ndim == 1:  # v.x: load that entry only
+                idx = swizzle_indices(node.attr, raw.n)
+                if idx is not None and len(idx) == 1:
+                    return self.read(raw.entries[idx[0]])
         return getattr(base, node.attr)
 
     def build_Tuple(self, node):
@@ -225,6 +226,13 @@ class ExpressionBuilder:
     def build_Starred(self, node):
         return _Starred(self(node.value))
 
+    def _assignable(self, node):
+        """The lvalue `node` names (a local, a field element, a member...), or None."""
+        try:
+            return self.lvalue(node)
+        except CompileError:
+            return None
+
     def static_eval(self, node):
         """Build an expression in Taichi's static scope (where `in` is allowed)."""
         self.static_scope += 1
@@ -234,6 +242,12 @@ class ExpressionBuilder:
             self.static_scope -= 1
 
     def build_Call(self, node):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == 'fill' and \
+                len(node.args) == 1 and not node.keywords:
+            target = self._assignable(node.func.value)
+            if isinstance(target, MatrixLValue):  # v.fill(x), s[i].vel.fill(x): write through
+                target.store(self(node.args[0]))
+                return None
         fn = self(node.func)
         if getattr(fn, '_vkdiff_atomic', None):
             if len(node.args) != 2:
@@ -254,12 +268,43 @@ class ExpressionBuilder:
             # structs are passed by value: the func gets a local copy it may assign to
             args = [_struct_copy(a) for a in args]
             kwargs = {k: _struct_copy(v) for k, v in kwargs.items()}
-            return fn._vkdiff_func.inline(self.kernel, args, kwargs)
+            loc = current().loc
+            try:
+                return fn._vkdiff_func.inline(self.kernel, args, kwargs)
+            except VkdiffError as e:  # located in the func: show the call site first, as Taichi
+                raise with_call_site(e, loc) from None
         if getattr(fn, '_vkdiff_kernel', None):
             raise error('a kernel cannot call another kernel; make the callee a @ti.func')
         if fn in _PY_BUILTINS:
             return _PY_BUILTINS[fn](*args, **kwargs)
+        if isinstance(fn, T.DataType):
+            return typed_literal(fn, args, kwargs)
         return fn(*args, **kwargs)
+
+
+def typed_literal(dtype, args, kwargs):
+    """`ti.u32(x)` in a kernel, by Taichi's rules: one scalar expression; a run-time value is
+    cast, a Python literal becomes a constant of that type and must be of its kind and range."""
+    if len(args) != 1 or kwargs:
+        raise error('A primitive type can only decorate a single expression.', TaichiSyntaxError)
+    x = args[0]
+    if not isinstance(x, Value) and not ops.is_number(x):
+        raise error('A primitive type cannot decorate an expression with a compound type.',
+                    TaichiSyntaxError)
+    if isinstance(x, Value) or isinstance(x, (bool, np.bool_)):
+        return ops.cast(x, dtype)
+    if isinstance(x, (float, np.floating)) and not dtype.is_float:
+        raise error('Floating-point literals must be annotated with a floating-point type. '
+                    'For type casting, use `ti.cast`.', TaichiTypeError)
+    if isinstance(x, (int, np.integer)):
+        if not dtype.is_int:
+            raise error('Integer literals must be annotated with a integer type. For type '
+                        'casting, use `ti.cast`.', TaichiTypeError)
+        info = np.iinfo(dtype.np)
+        if not info.min <= int(x) <= info.max:
+            raise error(f'Integer literal {x} exceeded the range of specified dtype: {dtype}',
+                        TaichiTypeError)
+    return ops.cast(x, dtype)
 
 
 class _Starred:

@@ -133,6 +133,24 @@ def _check_loop_vars(fb, target):
                         'used as loop variable', TaichiSyntaxError)
 
 
+def fill_in_kernel(field, value):
+    """`x.fill(v)` in kernel code: a loop over every element of the field storing v (parallel
+    when written at the kernel's top level)."""
+    from .lvalues import field_lvalue
+    em = current()
+    dims = [(0, n, 1) for n in field.shape]
+    counts, total = _flat_count(dims)
+    body = ir.Block()
+    if em.blocks[-1] is em.kernel_ir.body:
+        loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
+    else:
+        loop = emit('for', T.i32, [ops.as_value(0, T.i32), ops.as_value(total, T.i32)],
+                    attrs={'step': 1}, blocks=[body])
+    with em.open(body):
+        idx = _unflatten(Value(loop), dims, counts)
+        field_lvalue(field, [ops.as_value(i, T.i32).stmt for i in idx]).store(value)
+
+
 def _bind_indices(fb, names, idx, grouped):
     if grouped:
         fb.scopes[-1][names[0]] = Vector(idx)

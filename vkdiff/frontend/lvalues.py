@@ -1,9 +1,12 @@
 """Frontend: things kernel code can assign to (locals, field elements, matrix entries), each with
 load / store / atomic, emitting IR."""
+import numpy as np
+
 from .. import ir
 from .. import types as T
-from ..errors import TaichiIndexError
-from ..lang.matrix import Matrix, _is_runtime, _static_index, dynamic_flat_index, flatten_key
+from ..errors import TaichiIndexError, TaichiTypeError
+from ..lang.matrix import (Matrix, _is_runtime, _static_index, dynamic_flat_index, flatten_key,
+                          slice_positions)
 from . import ops
 from .context import Value, current, emit, error
 
@@ -112,7 +115,20 @@ class MatrixLValue:
         if count != self.ndim:
             raise error(f'Expected {self.ndim} indices, got {count} (indexing a '
                         f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
+        sliced = slice_positions(key, self.n, self.m, self.ndim)
+        if sliced is not None:  # m[:, 0] = col, m[i, 1:3] += v: the selected entries
+            shape, positions = sliced
+            entries = [self._entry_at(p) for p in positions]
+            return MatrixLValue(entries, shape[0], shape[1] if len(shape) == 2 else 1, len(shape))
+        return self._entry_at(key)
+
+    def _entry_at(self, key):
         if _is_runtime(key):
+            if self.ndim == 2 and not all(_is_runtime((k,)) for k in key):
+                i, j = key  # one of them static: select within that row or column only
+                if _is_runtime((i,)):
+                    return DynamicEntry(self.entries[j::self.m], i)
+                return DynamicEntry(self.entries[i * self.m:(i + 1) * self.m], j)
             return DynamicEntry(self.entries, dynamic_flat_index(key, self.n, self.m, self.ndim))
         if self.ndim == 2:
             i, j = (_static_index(k) for k in key)
@@ -173,6 +189,12 @@ def new_local(value):
             v.store(e)
             entries.append(v)
         return MatrixLValue(entries, value.n, value.m, value.ndim)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        info = np.iinfo(T.Defaults.ip.np)  # Taichi: a literal variable is of type default_ip
+        if not info.min <= int(value) <= info.max:
+            raise error(f'Integer literal {value} exceeded the range of default_ip: '
+                        f'{T.Defaults.ip}, please specify the dtype via e.g. `ti.u64({value})` '
+                        'or set a different `default_ip` in `ti.init()`', TaichiTypeError)
     v = LocalVar(ops.dtype_of(value))
     v.store(value)
     return v

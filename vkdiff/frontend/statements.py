@@ -9,6 +9,7 @@ from .. import ir
 from .. import types as T
 from ..errors import CompileError, TaichiSyntaxError
 from ..lang.field import Field
+from ..lang.matrix import swizzle_indices
 from . import ops
 from .argarray import ArgArray
 from .compiletime import (Static, _StaticBreak, _StaticContinue, _compile_time,
@@ -118,9 +119,11 @@ class StatementBuilder:
                 inner = None
             if _is_struct_lv(inner):  # p.mass = ..., s[i].pos = ...
                 return inner.member(node.attr)
-            if len(node.attr) == 1 and node.attr in 'xyzwrgba' and isinstance(inner, MatrixLValue):
-                k = 'xyzw'.find(node.attr) if node.attr in 'xyzw' else 'rgba'.find(node.attr)
-                return inner.entries[k]
+            if isinstance(inner, MatrixLValue) and inner.ndim == 1:  # v.x = ..., v.zyx += ...
+                idx = swizzle_indices(node.attr, inner.n)
+                if idx is not None:
+                    return inner.entries[idx[0]] if len(idx) == 1 else \
+                        MatrixLValue([inner.entries[k] for k in idx], len(idx), 1, 1)
         raise error(f'cannot assign to {ast.unparse(node)}')
 
     def _compile_time_field(self, node):

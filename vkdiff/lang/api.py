@@ -8,7 +8,7 @@ from ..frontend.builder import Grouped, NDRange, Static
 from ..frontend.context import Value, emit, error, current
 from . import state
 from .field import Field
-from .matrix import Vector
+from .matrix import Matrix, Vector, elementwise
 
 
 def static(x, *xs):
@@ -194,7 +194,10 @@ def exp2(x):
 
 
 def raw_div(a, b):
-    """C-style division: truncates toward zero for integers (Python's // floors)."""
+    """C-style division: truncates toward zero for integers (Python's // floors); entrywise on
+    vectors and matrices (a scalar broadcasts)."""
+    if isinstance(a, Matrix) or isinstance(b, Matrix):
+        return elementwise(raw_div, a, b)
     if ops.dtype_of(a).is_float or ops.dtype_of(b).is_float:
         return ops.binary('div', a, b)
     q = ops.binary('floordiv', a, b)
@@ -204,7 +207,10 @@ def raw_div(a, b):
 
 
 def raw_mod(a, b):
-    """C-style remainder: takes the sign of the dividend (Python's % takes the divisor's)."""
+    """C-style remainder: takes the sign of the dividend (Python's % takes the divisor's);
+    entrywise on vectors and matrices."""
+    if isinstance(a, Matrix) or isinstance(b, Matrix):
+        return elementwise(raw_mod, a, b)
     if ops.dtype_of(a).is_float or ops.dtype_of(b).is_float:
         q = ops.binary('div', a, b)
         t = ops.select(ops.binary('lt', q, 0.0), ops.unary('ceil', q), ops.unary('floor', q))

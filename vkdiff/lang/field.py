@@ -256,7 +256,12 @@ class Field:
     @state.synchronized
     def fill(self, value):
         """Set every element (every component of a vector/matrix field) to `value`; a float
-        into an integer field truncates, as in Taichi. Checked before anything is written."""
+        into an integer field truncates, as in Taichi. Checked before anything is written.
+        In a kernel it is a loop storing `value` (a kernel value too) into every element."""
+        from ..frontend.context import current
+        if current() is not None:
+            from ..frontend.loops import fill_in_kernel  # the frontend imports this module
+            return fill_in_kernel(self, value)
         self._fill_converted(self._fill_input(value))
 
     def _fill_input(self, value):

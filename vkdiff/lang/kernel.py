@@ -193,14 +193,46 @@ def _static_kind(ann):
 
 def _bind(sig, args, kwargs):
     """All the arguments of a kernel call, in order: keywords and default values filled in."""
-    if not kwargs and len(args) >= len(sig.parameters):
+    if not kwargs and len(args) == len(sig.parameters):
         return args
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError as e:
-        raise KernelArgumentCountError(f'kernel arguments: {e}') from None
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
+    return bind_arguments(sig, args, kwargs, KernelArgumentCountError)
+
+
+def bind_arguments(sig, args, kwargs, make_error):
+    """The arguments of a kernel or func call in parameter order, checked as Taichi does
+    (kernel_impl._process_args): too many, unexpected or repeated keywords, missing ones."""
+    params = list(sig.parameters.values())
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        try:  # *args, **kwargs or keyword-only parameters: Python's own binding
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise make_error(f'arguments: {e}') from None
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+    if len(args) > len(params):
+        expected = ', '.join(f'{p.name} : {_annotation_text(p)}' for p in params)
+        raise make_error(f'Too many arguments. Expected ({expected}), got '
+                         f'({", ".join(str(a) for a in args)}).')
+    out = list(args) + [p.default for p in params[len(args):]]
+    names = [p.name for p in params]
+    for key, value in kwargs.items():
+        if key not in names:
+            raise make_error(f"Unexpected argument '{key}'.")
+        i = names.index(key)
+        if i < len(args):
+            raise make_error(f"Multiple values for argument '{key}'.")
+        out[i] = value
+    for p, a in zip(params, out):
+        if a is inspect.Parameter.empty:
+            raise make_error(f'Parameter `{p.name}` missing.' if p.annotation is
+                             inspect.Parameter.empty else
+                             f'Parameter `{p.name} : {_annotation_text(p)}` missing.')
+    return tuple(out)
+
+
+def _annotation_text(p):
+    a = p.annotation
+    return getattr(a, '__name__', None) if isinstance(a, type) else str(a)
 
 
 class Kernel:
@@ -436,13 +468,12 @@ class Func:
         return self if obj is None else _BoundFunc(self, obj)
 
     def inline(self, kernel_ir, args, kwargs):
-        bound = self.sig.bind(*args, **kwargs)
-        bound.apply_defaults()
+        values = bind_arguments(self.sig, args, kwargs, lambda m: error(m, TaichiSyntaxError))
         from ..frontend.context import current
         fb = FunctionBuilder(self.fn, kernel_ir, is_kernel=False)
         fb.top_block = current().blocks[-1]
         fb.top_index = len(fb.top_block.stmts)
-        for name, value in bound.arguments.items():
+        for name, value in zip(self.sig.parameters, values):
             ann = self.sig.parameters[name].annotation
             if isinstance(ann, (Template, NdarrayType)) or ann is Template:
                 fb.scopes[0][name] = value

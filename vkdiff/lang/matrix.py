@@ -1,10 +1,13 @@
 """`Vector` and `Matrix`: small fixed-size matrices of scalars, in both scopes. In a kernel the
 entries are run-time Values and every operation unrolls into scalar IR (so autodiff and codegen
 only ever see scalars); in Python scope they are numbers."""
+import itertools
+
 import numpy as np
 
 from ..frontend import ops
-from ..errors import TaichiIndexError, TaichiTypeError, VkdiffIndexError
+from ..errors import (TaichiIndexError, TaichiRuntimeError, TaichiSyntaxError, TaichiTypeError,
+                      VkdiffIndexError)
 from ..frontend.context import Arithmetic, _binop, current, error, Value
 
 
@@ -121,6 +124,12 @@ class Matrix(Arithmetic):
     def __getitem__(self, key):
         key = flatten_key(key)
         self._check_index_count(key)
+        sliced = slice_positions(key, self.n, self.m, self.ndim)
+        if sliced is not None:  # v[1:3], m[:, j], m[i, 1:], m[:2, :]
+            shape, positions = sliced
+            vals = [self[p] if not _is_runtime(p) else self._dynamic_get(p) for p in positions]
+            return Vector(vals) if len(shape) == 1 else \
+                Matrix([vals[r * shape[1]:(r + 1) * shape[1]] for r in range(shape[0])])
         if _is_runtime(key):
             return self._dynamic_get(key)
         if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
@@ -143,17 +152,6 @@ class Matrix(Arithmetic):
         self._check_index_count(key)
         self.entries[self._flat(key)] = value
 
-    def _swizzle(i):
-        def get(self):
-            return self.entries[i]
-
-        def set_(self, v):
-            self[i] = v  # through __setitem__: a field element's entries write through
-        return property(get, set_)
-
-    x, y, z, w = _swizzle(0), _swizzle(1), _swizzle(2), _swizzle(3)
-    r, g, b, a = x, y, z, w
-    del _swizzle
 
     def __len__(self):
         return self.n
@@ -379,6 +377,49 @@ class Vector(Matrix):
         return Vector([ops.cast(1, dt)] * n)
 
 
+# ---------------------------------------------------------------- swizzles (GLSL, as Taichi)
+SWIZZLE_GROUPS = ('xyzw', 'rgba', 'stpq')
+
+
+def swizzle_indices(pattern, n):
+    """The entry indices of a swizzle like `xy`, `bgr`, `stp` (1 to 4 letters of one group), or
+    None when `pattern` is no swizzle. A letter past the vector's length is a TaichiSyntaxError."""
+    if not 1 <= len(pattern) <= 4:
+        return None
+    for group in SWIZZLE_GROUPS:
+        if set(pattern) <= set(group):
+            bad = set(pattern) - set(group[:n])
+            if bad:
+                raise error(f'vec{n} only has attributes={tuple(sorted(group[:n]))}, '
+                            f'got={tuple(pattern)}', TaichiSyntaxError)
+            return [group.index(c) for c in pattern]
+    return None
+
+
+def _swizzle_property(pattern):
+    def get(self):
+        idx = swizzle_indices(pattern, self.n)
+        return self[idx[0]] if len(idx) == 1 else Vector([self[i] for i in idx])
+
+    def set_(self, value):
+        if len(pattern) > 1 and len(pattern) != len(value):
+            raise TaichiRuntimeError(f'value len does not match the swizzle pattern={pattern}')
+        idx = swizzle_indices(pattern, self.n)
+        if len(idx) == 1:
+            self[idx[0]] = value  # through __setitem__: a field element's entries write through
+        else:
+            for i, v in zip(idx, value):
+                self[i] = v
+    return property(get, set_)
+
+
+for _group in SWIZZLE_GROUPS:
+    for _k in range(1, 5):
+        for _pat in itertools.product(_group, repeat=_k):
+            setattr(Matrix, ''.join(_pat), _swizzle_property(''.join(_pat)))
+del _group, _k, _pat
+
+
 def _as_matrix(x):
     return Matrix(x) if isinstance(x, (list, tuple, np.ndarray)) else x
 
@@ -394,6 +435,31 @@ def flatten_key(key):
         return key
     flat = tuple(e for k in keys for e in (k.entries if isinstance(k, Matrix) else (k,)))
     return flat[0] if len(flat) == 1 else flat
+
+
+def slice_positions(key, n, m, ndim):
+    """For an index with slices (`v[::2]`, `m[:, j]`, `m[1:, :2]`): the shape of the result,
+    (k,) or (k1, k2), and the index of each entry it takes, in order (a run-time index stays a
+    Value); None for an index without slices. Slice bounds must be compile-time (Taichi)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, slice) for k in keys):
+        return None
+    axes = []
+    for k, size in zip(keys, (n, m) if ndim == 2 else (n,)):
+        if isinstance(k, slice):
+            if any(isinstance(b, Value) for b in (k.start, k.stop, k.step)):
+                raise error('Taichi does not support variables in slice now', TaichiTypeError)
+            axes.append(list(range(*k.indices(size))))
+        else:
+            axes.append(k)
+    if ndim == 1:
+        return (len(axes[0]),), [i for i in axes[0]]
+    rows, cols = axes
+    if isinstance(rows, list) and isinstance(cols, list):
+        return (len(rows), len(cols)), [(r, c) for r in rows for c in cols]
+    if isinstance(rows, list):
+        return (len(rows),), [(r, cols) for r in rows]
+    return (len(cols),), [(rows, c) for c in cols]
 
 
 def _is_runtime(key):

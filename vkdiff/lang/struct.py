@@ -26,7 +26,7 @@ def _is_struct_type(t):
 def _convert(mtype, value, what):
     """`value` as a member of type `mtype` (a cast in kernels and in Python scope)."""
     if _is_struct_type(mtype):
-        return mtype._coerce(value)
+        return mtype._coerce(value) if isinstance(value, (dict, Struct)) else mtype(value)
     if T.is_tensor_type(mtype):
         if isinstance(value, Matrix):
             want = (mtype.n,) if not hasattr(mtype, 'm') else (mtype.n, mtype.m)
@@ -61,8 +61,13 @@ class StructType(Template):
         self.name = name
 
     def __call__(self, *args, **kwargs):
+        """As Taichi: positional values fill the members in order, keywords by name, the rest
+        are zero; a scalar given for a vector/matrix/struct member is broadcast (`t(1)`). One
+        dict, or one struct with exactly these members, converts to this type."""
         names = list(self.members)
-        if len(args) == 1 and not kwargs and isinstance(args[0], (dict, Struct)):
+        if len(args) == 1 and not kwargs and (
+                isinstance(args[0], dict) and not _is_struct_type(self.members[names[0]]) or
+                isinstance(args[0], Struct) and list(args[0].keys()) == names):
             return self._coerce(args[0])
         if len(args) > len(names):
             raise error(f'{self!r} has {len(names)} members, got {len(args)} values')
