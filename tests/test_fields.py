@@ -326,3 +326,55 @@ def test_numpy_integer_indices_and_shapes():
     v[np.int32(0)] = [3, 4]
     assert v[np.int32(0)][np.int32(1)] == 4
     assert x.to_numpy().tolist() == [0, 7, 9]
+
+
+def test_nested_dense_levels_on_one_axis_merge_in_kernels_too():
+    """`dense(ti.i, 32).dense(ti.i, 4)` is one axis of 128 (Taichi's test_struct_for::test_nested);
+    2-D nests likewise, each element reached once by a struct-for."""
+    x, y = ti.field(ti.i32), ti.field(ti.i32)
+    ti.root.dense(ti.i, 4).dense(ti.i, 8).dense(ti.i, 4).place(x)
+    ti.root.dense(ti.ij, (3, 2)).dense(ti.ij, (2, 5)).place(y)
+    assert x.shape == (128,) and y.shape == (6, 10)
+
+    @ti.kernel
+    def fill():
+        for i in x:
+            x[i] += i
+        for i, j in y:
+            y[i, j] += i * 100 + j
+
+    fill()
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(128))
+    np.testing.assert_array_equal(y.to_numpy(), np.arange(6)[:, None] * 100 + np.arange(10))
+
+
+def test_struct_for_over_a_parent_snode_visits_its_cells_at_the_fields_resolution():
+    """Taichi's `x.parent(n)`: the SNode n levels above x; a struct-for over it gets one index per
+    cell, at x's resolution (test_struct_for_intermediate::test_nested_demote)."""
+    x = ti.field(ti.i32)
+    p, q, n, m = 3, 7, 2, 4
+    ti.root.dense(ti.ij, (p, q)).dense(ti.ij, (n, m)).place(x)
+    assert x.parent().shape == (p * n, q * m) and x.parent(2).shape == (p, q)
+    assert x.parent(3) is ti.root and x.parent(4) is None and ti.root.parent() is None
+    assert x.snode.parent(0) is x.snode and x.snode.parent(2) is x.parent(2)
+    assert str(x.snode) == f'ti.root => dense [{p}, {q}] => dense [{p * n}, {q * m}] => place ' \
+                           f'[{p * n}, {q * m}]'
+
+    @ti.kernel
+    def cells():
+        for i, j in x.parent(2):
+            x[i, j] += 1
+
+    @ti.kernel
+    def elements():
+        for i, j in x.parent():
+            x[i, j] += 10
+
+    cells()
+    want = np.zeros((p * n, q * m), np.int32)
+    want[::n, ::m] = 1
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    elements()
+    np.testing.assert_array_equal(x.to_numpy(), want + 10)
+    z = ti.field(ti.f32, shape=(4, 5))  # a field made with shape= sits in one dense under root
+    assert z.parent().shape == (4, 5) and z.parent(2) is ti.root

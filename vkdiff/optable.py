@@ -37,7 +37,6 @@ import operator
 
 import numpy as np
 
-from . import types as T
 from .codegen import arith as S
 from .passes import f64math as F
 

@@ -7,7 +7,7 @@ import contextlib
 from .. import ir
 from .. import types as T
 from ..errors import TaichiSyntaxError
-from ..lang.field import Field
+from ..lang.field import Field, SNode
 from ..lang.matrix import Vector
 from . import ops
 from .argarray import ArgArray
@@ -74,6 +74,9 @@ def build_for(fb, node):
         if isinstance(it, Field):
             _check_loop_vars(fb, node.target)  # Taichi checks range- and struct-for targets
             dims = [(o, o + n, 1) for n, o in zip(it.shape, it.offset or (0,) * len(it.shape))]
+        elif isinstance(it, SNode) and it.levels and it._below is not None:  # x.parent(2): cells
+            _check_loop_vars(fb, node.target)
+            dims = [(0, n, step) for n, step in it.cell_ranges()]
         elif isinstance(it, ArgArray):  # an ndarray argument: its run-time shape
             dims = [(0, n, 1) for n in it.shape]
         elif isinstance(it, NDRange):

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import optable
 from .. import types as T
-from .context import Value, emit, error, current
+from .context import Value, error, current
 
 
 def _is_matrix(x):

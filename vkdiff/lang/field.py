@@ -300,11 +300,20 @@ class Field:
                 g.offset = self.offset
 
     def parent(self, n=1):
-        from .. import root
-        return root
+        """Taichi's `x.parent(n)`: the SNode n levels above x's place (`ti.root`, then None). A
+        struct-for over it visits one index per cell, at x's resolution."""
+        return self.snode.parent(n)
 
+    @property
     def snode(self):
-        return self
+        """The SNode x is placed as (Taichi's `x.snode`): `x.snode.parent()` is its container."""
+        leaf = getattr(self, '_snode_leaf', None)
+        if leaf is None:  # made with shape=: one dense level under ti.root
+            from .. import root
+            node = root.dense(axes(*range(len(self.shape))), self.shape) if self.shape else root
+            leaf = node._place_leaf()
+            self._snode_leaf = leaf
+        return leaf
 
 
 def rt_storage(rt, shape, dtype, name=None):
@@ -394,8 +403,49 @@ class SNode:
     gives `x.shape == (3, 5)`, indexed `x[i, l]`; an axis used at several levels multiplies
     their sizes."""
 
-    def __init__(self, levels=()):
+    def __init__(self, levels=(), parent=None, kind='dense'):
         self.levels = levels  # ((axis number, size), ...) from the root down
+        self._parent = parent  # the SNode this one was made under (`parent.dense(...)`)
+        self._kind = kind  # 'dense', or 'place' for a field's own node (`x.snode`)
+        self._below = None  # the levels under it down to the first field placed under it
+
+    def parent(self, n=1):
+        """Taichi's `snode.parent(n)`: n levels up; `ti.root` at the top, None above it."""
+        node = self
+        for _ in range(n):
+            if node is None:
+                break
+            node = node._parent
+        return node
+
+    def _path_from_root(self):
+        path = [self]
+        while path[-1]._parent is not None:
+            path.append(path[-1]._parent)
+        return path[::-1]
+
+    def __str__(self):  # Taichi's: `ti.root => dense [3] => dense [3, 4, 5] => place [3, 4, 5]`
+        if self._parent is None:
+            return 'ti.root'
+        return f'{self._parent} => {self._kind} {list(self.shape)}'
+
+    def _place_leaf(self):
+        """The node of a field placed here; the nodes above learn what lies under them."""
+        node = self
+        while node is not None:
+            if node._below is None:
+                node._below = self.levels[len(node.levels):]
+            node = node._parent
+        return SNode(self.levels, self, 'place')
+
+    def cell_ranges(self):
+        """Per axis, (size of the field's axis, step between this node's cells): what a
+        struct-for over the node iterates, at the resolution of the fields under it."""
+        step = {}
+        for ax, n in self._below or ():
+            step[ax] = step.get(ax, 1) * n
+        return [(n * step.get(ax, 1), step.get(ax, 1))
+                for ax, n in zip(sorted({a for a, _ in self.levels}), self.shape)]
 
     @property
     def shape(self):
@@ -413,7 +463,7 @@ class SNode:
         dimensions = convert.shape(dimensions, 'dense() dimensions')
         if len(dimensions) != len(axes):
             raise VkdiffValueError(f'dense(): {len(axes)} axes but {len(dimensions)} sizes')
-        return SNode(self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions)))
+        return SNode(self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions)), self)
 
     def _sparse(kind):
         def f(self, *args, **kwargs):
@@ -435,6 +485,9 @@ class SNode:
             if not hasattr(f, '_place'):
                 raise VkdiffTypeError(f'place() takes fields, got {type(f).__name__}')
             f._place(self.shape)
+            leaf = self._place_leaf()
+            if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
+                f._snode_leaf = leaf
             if offset is not None:
                 f._set_offset(offset)
         return self

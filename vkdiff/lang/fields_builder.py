@@ -14,7 +14,9 @@ class _BuilderNode(SNode):
         self._builder = builder
 
     def dense(self, axes, dimensions):
-        return _BuilderNode(self._builder, super().dense(axes, dimensions).levels)
+        node = _BuilderNode(self._builder, super().dense(axes, dimensions).levels)
+        node._parent = self
+        return node
 
     def place(self, *fields, offset=None):
         b = self._builder
