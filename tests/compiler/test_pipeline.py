@@ -195,3 +195,37 @@ def test_options_pick_the_code():
         assert expect in k.ir(after='codegen')
     assert 'value=1024' in k.ir(after='reductions')
     assert all(ct.per_thread == 1 for ct in inst.ctasks)
+
+
+def test_options_carry_the_settings():
+    """ti.init's settings reach the passes through the options (no global reads): the adjoint's
+    per-iteration storage of a run-time trip count is sized by ad_stack_size, and lowering checks
+    the profile's features."""
+    from vkdiff.errors import AutodiffError, CompileError
+
+    def make():
+        x = ti.field(ti.f32, 8, needs_grad=True)
+        y = ti.field(ti.f32, 8, needs_grad=True)
+        n = ti.field(ti.i32, ())
+
+        @ti.kernel
+        def k():
+            for i in x:
+                s = x[i]
+                for _ in range(n[None]):
+                    s = ti.sin(s)
+                y[i] = s
+        return k
+    with pytest.raises(AutodiffError, match='ad_stack_size'):
+        make().grad.ir()
+    state.init_offline(compiler.lavapipe_like(), ad_stack_size=12)
+    assert 'size=12' in make().grad.ir()
+    state.init_offline(compiler.lavapipe_like(features={'float64': False}))
+    d = ti.field(ti.f64, 4)
+
+    @ti.kernel
+    def f64():
+        for i in d:
+            d[i] = d[i] * 2.0
+    with pytest.raises(CompileError, match='no 64-bit floats'):
+        f64.ir()

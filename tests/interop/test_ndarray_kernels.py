@@ -244,11 +244,18 @@ def test_tape_sees_overwrites_through_ndarray_arguments():
     b = ti.ndarray(ti.f64, 4, needs_grad=True)
     loss = ti.ndarray(ti.f64, (), needs_grad=True)
     a.fill(0.5)
-    with pytest.raises(ti.AutodiffError, match='overwrites'):
-        with ti.ad.Tape(loss=loss):
-            _advance(a, b)       # reads a
-            _advance(b, a)       # overwrites a
-            _total(a, loss)
+    for validation in (False, True):   # validation=True checks ndarrays statically too
+        with pytest.raises(ti.AutodiffError, match='overwrites'):
+            with ti.ad.Tape(loss=loss, validation=validation):
+                _advance(a, b)       # reads a
+                _advance(b, a)       # overwrites a
+                _total(a, loss)
+    a.fill(0.5)                                    # (the launches above changed it)
+    with ti.ad.Tape(loss=loss, validation=True):   # and passes what is right
+        _advance(a, b)
+        _total(b, loss)
+    v = 0.5
+    np.testing.assert_allclose(a.grad.to_numpy(), 2 * (np.sin(v) + v) * (np.cos(v) + 1))
 
 
 def test_needs_grad_false_grad_in_kernel_and_tape_loss_of_shape_1():

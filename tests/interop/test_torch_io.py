@@ -74,3 +74,25 @@ def test_noncontiguous_tensor_from_torch_is_copied_correctly():
     t = torch.arange(9, dtype=torch.float32).reshape(3, 3).T
     x.from_torch(t)
     np.testing.assert_array_equal(x.to_numpy(), t.numpy())
+
+
+def test_dlpack_export_is_a_host_copy():
+    a = ti.Vector.ndarray(3, ti.f64, (4,))
+    a.from_numpy(np.arange(12.0).reshape(4, 3))
+    t = torch.from_dlpack(a)
+    assert t.dtype == torch.float64 and t.shape == (4, 3)
+    assert torch.equal(t, torch.arange(12.0, dtype=torch.float64).reshape(4, 3))
+    np.testing.assert_array_equal(np.from_dlpack(a), a.to_numpy())
+
+
+def test_tensors_off_the_cpu_are_a_clear_error():
+    """Kernels take CPU tensors only (zero-copy from CUDA through Vulkan external memory is not
+    built); a tensor on another device ('meta' here: no GPU needed) is refused before anything
+    runs. from_torch copies from any device."""
+    @ti.kernel
+    def k(a: ti.types.ndarray()):
+        for i in a:
+            a[i] = 1.0
+
+    with pytest.raises(ValueError, match='CPU tensors'):
+        k(torch.empty(3, device='meta'))

@@ -35,31 +35,27 @@ def grad_replaced(func):
     return decorated
 
 
-def _check_replaced(primal):
+def _derivative_for(primal, attr):
+    """The decorator that makes a function the `attr` ('grad' or 'jvp') of `primal`."""
     if not hasattr(primal, 'jvp') or not hasattr(primal, '__wrapped__'):  # Taichi's message
         raise AutodiffError(f'Primal function `{getattr(primal, "__name__", primal)}` must be '
                             'decorated by ti.ad.grad_replaced (grad_for()/jvp_for() take one)')
 
+    def deco(func):
+        setattr(primal, attr, func)
+        return func
+    return deco
+
 
 def grad_for(primal):
     """`@ti.ad.grad_for(f)`: the reverse-mode (VJP) function of a grad_replaced `f`."""
-    _check_replaced(primal)
-
-    def deco(func):
-        primal.grad = func
-        return func
-    return deco
+    return _derivative_for(primal, 'grad')
 
 
 def jvp_for(primal):
     """`@ti.ad.jvp_for(f)`: the forward-mode (JVP) function of a grad_replaced `f`; it reads the
     inputs' `.dual` and writes the outputs' `.dual`."""
-    _check_replaced(primal)
-
-    def deco(func):
-        primal.jvp = func
-        return func
-    return deco
+    return _derivative_for(primal, 'jvp')
 
 
 def no_grad(func):

@@ -80,6 +80,7 @@ class Tape:
             return False
         if self.validation:
             self._reads.check()  # element by element, instead of the static index-pattern check
+            self.check(arrays_only=True)  # (ndarray arguments: the static check)
         else:
             self.check()
         if self.clear_gradients:
@@ -117,13 +118,19 @@ class Tape:
         Graphviz DOT text."""
         return to_dot(self)
 
-    def check(self):
+    def check(self, arrays_only=False):
+        """The static global-data-access check of the recorded launches (`arrays_only`: of
+        the ndarray arguments only -- validation=True checks fields element by element)."""
         from ..lang.arg_binding import array_buffers, map_summary
         kernels = [(e[1], *e[1].instance(e[2])) for e in self.entries if e[0] == 'kernel']
         # ndarray parameters: the arrays bound at each launch (one Buffer per array)
         subst = [array_buffers(inst, rargs) for _, inst, rargs in kernels]
         written = frozenset().union(*({m.get(b, b) for b in written_fields(inst)}
                                       for (_, inst, _), m in zip(kernels, subst)))
+        if arrays_only:
+            written = written & frozenset().union(*(m.values() for m in subst))
+            if not written:
+                return
         check_tape([(k.__name__, _filter_reads(map_summary(
                         launch_summary(inst, rargs, None if m else written), m), written))
                     for (k, inst, rargs), m in zip(kernels, subst)], written)
@@ -160,7 +167,7 @@ def _is_ndarray(x):
 
 def _filter_reads(summary, written):
     writes, reads = summary
-    return writes, [e for e in reads if e[0] in written]
+    return [e for e in writes if e[0] in written], [e for e in reads if e[0] in written]
 
 
 def _rt_args(kernel, args):

@@ -13,6 +13,7 @@ from . import ops
 from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
 from .context import Value, emit, error, current
+from .lvalues import field_lvalue
 
 
 def _bounds_of_range(fb, call):
@@ -139,7 +140,6 @@ def _check_loop_vars(fb, target):
 def fill_in_kernel(field, value):
     """`x.fill(v)` in kernel code: a loop over every element of the field storing v (parallel
     when written at the kernel's top level)."""
-    from .lvalues import field_lvalue
     em = current()
     dims = [(0, n, 1) for n in field.shape]
     counts, total = _flat_count(dims)

@@ -6,9 +6,11 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import (IndexCountError, IndexTypeError, UnsupportedError, VkdiffError,
-                      VkdiffIndexError, VkdiffTypeError, VkdiffValueError)
+from ..errors import (IndexCountError, IndexTypeError, TaichiRuntimeError, UnsupportedError,
+                      VkdiffError, VkdiffIndexError, VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, state
+from .proxy import element
+from ..frontend.context import current
 
 
 class Field:
@@ -175,7 +177,6 @@ class Field:
         idx = self._index(key)
         if not self.elem_shape:
             return self.storage.for_host_read()[idx].item()
-        from .proxy import element
         return element(self, idx)
 
     @state.synchronized
@@ -258,7 +259,6 @@ class Field:
         """Set every element (every component of a vector/matrix field) to `value`; a float
         into an integer field truncates, as in Taichi. Checked before anything is written.
         In a kernel it is a loop storing `value` (a kernel value too) into every element."""
-        from ..frontend.context import current
         if current() is not None:
             from ..frontend.loops import fill_in_kernel  # the frontend imports this module
             return fill_in_kernel(self, value)
@@ -353,7 +353,6 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
                offset=None):
     dt = T.resolve(dtype)
     if (needs_grad or needs_dual) and not dt.is_float:
-        from ..errors import TaichiRuntimeError
         raise TaichiRuntimeError(f'{dt} is not supported for field with `needs_grad=True` or '
                                  '`needs_dual=True`: gradients need a float field')
     if offset is not None and shape is None:

@@ -6,13 +6,16 @@ import inspect
 
 from .. import ir
 from .. import types as T
-from ..errors import CompileError, KernelArgumentCountError, TaichiSyntaxError, VkdiffError, located
+from ..errors import (CompileError, KernelArgumentCountError, located, SourceLocation,
+                      TaichiSyntaxError, VkdiffError)
 from ..frontend import ops
 from ..frontend.builder import FunctionBuilder, _Return
-from ..frontend.context import Emitter, Value, emitting, error
-from ..frontend.lvalues import new_local
+from ..frontend.context import current, Emitter, emitting, error, Value
+from ..frontend.lvalues import FieldElem, new_local
 from . import state
 from .ndarray import Ndarray, NdarrayType
+from .matrix import Matrix
+from .field import Field
 
 
 class Template:
@@ -39,7 +42,6 @@ class KernelIR:
         self.ret_field = None
 
     def set_return(self, value):
-        from .field import Field
         if self.ret_type is None:
             raise error('A kernel with a return value must be annotated with a return type, '
                         'e.g. def func() -> ti.f32', TaichiSyntaxError)
@@ -56,16 +58,12 @@ class KernelIR:
         if self.ret_field is None:
             self.ret_field = Field(T.i32 if self.ret_type is T.u1 else self.ret_type, (),
                                    name=f'{self.name}.return')
-        from ..frontend.lvalues import FieldElem
         FieldElem(self.ret_field, []).store(value)
 
 
     def _set_tensor_return(self, value):
         """`-> ti.types.vector(3, ti.f32)` (or a matrix type): the entries go to a 0-D vector or
         matrix field, read back as a Vector / Matrix."""
-        from .field import Field
-        from .matrix import Matrix
-        from ..frontend.lvalues import FieldElem
         rt = self.ret_type
         shape = (rt.n,) if not hasattr(rt, 'm') else (rt.n, rt.m)
         n = rt.n * getattr(rt, 'm', 1)
@@ -80,7 +78,6 @@ class KernelIR:
 
 def _at_def(fn, message):
     """A CompileError located at the `def` line of a kernel or func."""
-    from ..errors import SourceLocation, located
     try:
         lines, first = inspect.getsourcelines(fn)
         k = next(i for i, l in enumerate(lines) if l.lstrip().startswith('def '))
@@ -149,7 +146,6 @@ def _tensor_entries(tt, value, name):
 
 def _tensor_arg(kir, em, tt, name):
     """One run-time scalar argument per entry, gathered into a Vector / Matrix."""
-    from .matrix import Matrix
     dt = T.resolve(tt.dtype)
     dt = dt.reg if dt.is_narrow else dt
     shape = _tensor_shape(tt)
@@ -458,7 +454,6 @@ class Func:
         self._vkdiff_func = self
 
     def __call__(self, *args, **kwargs):
-        from ..frontend.context import current
         em = current()
         if em is None:
             raise VkdiffError(f'ti.func {self.fn.__name__} can only be called from a kernel or func')
@@ -469,7 +464,6 @@ class Func:
 
     def inline(self, kernel_ir, args, kwargs):
         values = bind_arguments(self.sig, args, kwargs, lambda m: error(m, TaichiSyntaxError))
-        from ..frontend.context import current
         fb = FunctionBuilder(self.fn, kernel_ir, is_kernel=False)
         fb.top_block = current().blocks[-1]
         fb.top_index = len(fb.top_block.stmts)
@@ -514,7 +508,6 @@ class Func:
 
 
 def _is_matrix(v):
-    from .matrix import Matrix
     return isinstance(v, Matrix)
 
 

@@ -172,6 +172,14 @@ class Ndarray(Field):
         src = other.storage.for_host_read()
         self.storage.for_host_overwrite()[...] = src.astype(self.dtype.np, copy=False)
 
+    def __dlpack__(self, stream=None):
+        """DLPack export of a host copy (`torch.from_dlpack(a)`, `np.from_dlpack(a)`): the
+        data as it is now, not shared with the device array."""
+        return np.ascontiguousarray(self.to_numpy()).__dlpack__()
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: the copy lives in host memory
+
     def __deepcopy__(self, memo):
         c = type(self)(self.dtype, self.shape, self.elem_shape, name=f'{self.name}.copy')
         c.copy_from(self)

@@ -6,6 +6,7 @@ import os
 import threading
 
 from .. import types as T
+from ..errors import RuntimeError_
 
 generation = 0
 fields = []
@@ -43,7 +44,6 @@ def runtime():
     global _runtime
     if _runtime is None:
         if offline is not None:
-            from ..errors import RuntimeError_
             raise RuntimeError_('this program was set up without a device (init_offline): '
                                 'kernels compile, but nothing runs on a device')
         from ..runtime.program import Runtime

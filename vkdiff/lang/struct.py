@@ -8,7 +8,7 @@ unrolls into the members' scalar IR."""
 import numpy as np
 
 from .. import types as T
-from ..errors import VkdiffError, VkdiffTypeError, VkdiffValueError
+from ..errors import TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import convert
@@ -545,7 +545,6 @@ class StructReturn:
 
     def store(self, value):
         """Store the returned value (compile time); its struct type must be the declared one."""
-        from ..errors import TaichiTypeError
         vtype = getattr(value, '_type', None) if isinstance(value, Struct) else None
         if not isinstance(value, Struct) or (vtype is not None and not same_type(vtype, self.stype)):
             raise error(f'this kernel returns {self.stype!r}; got {vtype or value!r}', TaichiTypeError)
