@@ -281,6 +281,8 @@ def test_needs_grad_false_grad_in_kernel_and_tape_loss_of_shape_1():
     x.grad.fill(1.5)
     g(x, b)
     assert b[None] == 4.5
+    with pytest.raises(RuntimeError, match='differentiate through a grad tensor'):
+        g.grad(x, b)                    # as in Taichi: no adjoint of a kernel reading a gradient
 
 
 def test_tape_starts_ndarray_gradients_from_zero():
@@ -295,3 +297,19 @@ def test_tape_starts_ndarray_gradients_from_zero():
     v = np.arange(4.0)
     np.testing.assert_allclose(x.grad.to_numpy(), 2 * (np.sin(v) + v) * (np.cos(v) + 1),
                                rtol=1e-12)
+
+
+def test_no_adjoint_of_a_kernel_reading_a_field_gradient():
+    x = ti.field(ti.f32, 4, needs_grad=True)
+    s = ti.field(ti.f32, (), needs_grad=True)
+
+    @ti.kernel
+    def grad_norm():
+        for i in x:
+            s[None] += x.grad[i] * x.grad[i]
+
+    x.grad.fill(0.5)
+    grad_norm()                         # reading gradients is fine
+    assert s[None] == 1.0
+    with pytest.raises(RuntimeError, match='differentiate through a grad tensor'):
+        grad_norm.grad()

@@ -9,7 +9,8 @@ from .. import types as T
 from ..codegen import tools
 from ..codegen.spirv import PushLayout
 from ..passes.host_eval import host_eval
-from ..errors import KernelArgumentError, VkdiffError
+from .. import ir
+from ..errors import AutodiffError, KernelArgumentError, VkdiffError, located
 from . import binding, loop_guard, state
 from .arg_binding import Launch, TaskArgs, arg_root
 from .convert import arg_converter
@@ -219,11 +220,27 @@ class CompiledKernel(TaskList):
 
     def adjoint(self):
         if self._adjoint is None:
+            _no_gradient_reads(self.tasks)
             tasks, flags = compiler.adjoint(self.tasks, self.name, self.options)
             adj = TaskList(self.name + '.grad', tasks, self.push, self.packer, self.converters)
             adj.overflow_flags = flags
             self._adjoint = adj
         return self._adjoint
+
+
+class GradientReadError(AutodiffError, RuntimeError):
+    """The adjoint of a kernel that reads a gradient (`x.grad[i]`) was asked for."""
+
+
+def _no_gradient_reads(tasks):
+    """A kernel that reads a gradient or a tangent has no adjoint (as in Taichi): the values it
+    read would change under it while the adjoints run."""
+    for t in tasks:
+        for s in ir.walk(t.body):
+            if s.op == 'gload' and s.buf.role in ('grad', 'dual') and \
+                    s.buf.primal is not None and s.buf.primal.role != 'temp':
+                raise located(GradientReadError, f'Cannot automatically differentiate through a '
+                              f'grad tensor: this kernel reads {s.buf.name}', s.loc)
 
 
 def check_overflow(tasklist):

@@ -1,10 +1,10 @@
 """Pass helper (lowering, passes/lower.py): f64 transcendentals as inlined, straight-line IR.
 
 GLSL.std.450's Sin/Cos/Exp/Log/Pow/... accept only 16/32-bit floats, so passes/lower.py replaces
-an f64 `sin cos tan asin acos atan exp log tanh pow atan2` statement (the op table's `f64` column
-names the functions below, each (builder, *operands) -> value) by a sequence of operations
-that codegen supports natively in f64 (add sub mul div neg abs floor round sqrt min max,
-comparisons, select, casts, f64<->i64 bitcasts and i64 integer ops). No control flow is
+an f64 `sin cos tan asin acos atan exp expm1 log log2 tanh pow atan2` statement (the op
+table's `f64` column names the functions below, each (builder, *operands) -> value) by a sequence
+of operations that codegen supports natively in f64 (add sub mul div neg abs floor round sqrt
+min max, comparisons, select, casts, f64<->i64 bitcasts and i64 integer ops). No control flow is
 created: every branch of the classic algorithms is computed and the right one chosen with
 `select`.
 
