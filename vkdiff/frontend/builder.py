@@ -12,10 +12,10 @@ import textwrap
 
 from ..errors import (CompileError, SourceLocation, TaichiNameError, TaichiSyntaxError, VkdiffError,
                       located)
-from .compiletime import Grouped, NDRange, Static, _LoopCtl  # noqa: F401  markers for lang/api.py
+from .compiletime import _LoopCtl
 from .context import current, error
 from .expressions import ExpressionBuilder
-from .statements import StatementBuilder, _Return, _structure_returns  # noqa: F401  _Return: lang/kernel.py
+from .statements import StatementBuilder, _structure_returns
 
 
 def parse_function(fn):

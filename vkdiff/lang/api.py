@@ -4,7 +4,7 @@ from .. import optable
 from .. import types as T
 from ..errors import TaichiSyntaxError
 from ..frontend import ops
-from ..frontend.builder import Grouped, NDRange, Static
+from ..frontend.compiletime import Grouped, NDRange, Static
 from ..frontend.context import Value, emit, error, current
 from . import state
 from .field import Field

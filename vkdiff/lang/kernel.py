@@ -9,7 +9,8 @@ from .. import types as T
 from ..errors import (CompileError, KernelArgumentCountError, located, SourceLocation,
                       TaichiSyntaxError, VkdiffError)
 from ..frontend import ops
-from ..frontend.builder import FunctionBuilder, _Return
+from ..frontend.builder import FunctionBuilder
+from ..frontend.statements import _Return
 from ..frontend.context import current, Emitter, emitting, error, Value
 from ..frontend.lvalues import FieldElem, new_local
 from . import state
