@@ -613,3 +613,149 @@ def test_fill_writes_through_locals_and_members():
 
     assert k() == 21
     np.testing.assert_array_equal(x.b.to_numpy(), np.repeat(np.arange(4), 3).reshape(4, 3))
+
+
+def test_a_field_is_no_operand():
+    x = ti.field(int, shape=())
+
+    @ti.kernel
+    def k():
+        a = ti.Vector([1, 1, 1])
+        b = a * x
+
+    with pytest.raises(ti.TaichiTypeError, match="unsupported operand type.*'mul'.*'Field'"):
+        k()
+
+
+def test_fields_take_up_to_twelve_indices():
+    assert ti._lib.core.get_max_num_indices() == 12
+    d = 12
+    x = ti.Vector.field(2, dtype=ti.i32, shape=(2,) * d)
+
+    @ti.kernel
+    def fill():
+        for I in ti.grouped(x):
+            x[I] += ti.Vector([I.sum(), I[0]])
+
+    x[(1,) * d][0] = 5
+    fill()
+    idx = np.indices((2,) * d)
+    want = np.stack([idx.sum(0), idx[0]], -1)
+    want[(1,) * d + (0,)] += 5
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    with pytest.raises(ValueError, match='at most 12 dimensions'):
+        ti.field(ti.f32, shape=(1,) * 13)
+
+
+def test_ndrange_argument_rules():
+    a, b = np.int64(1), np.int32(4)
+
+    @ti.kernel
+    def ok(n: ti.i32) -> ti.i32:
+        s = 0
+        for i, j in ti.ndrange((a, b), n):
+            s += i * j
+        return s
+
+    assert ok(3) == sum(i * j for i in range(1, 4) for j in range(3))
+
+    @ti.kernel
+    def three():
+        for i in ti.ndrange((1, 2, 3)):
+            pass
+
+    @ti.kernel
+    def floats():
+        for i in ti.ndrange((1.1, 10.5)):
+            pass
+
+    @ti.kernel
+    def too_few_names():
+        for i in ti.ndrange(4, 4):
+            pass
+
+    @ti.kernel
+    def range_two_names():
+        for i, j in range(4):
+            pass
+
+    _raises_syntax(three, r'should be a scalar or a tuple/list like \(begin, end\)')
+    with pytest.raises(ti.TaichiTypeError, match='should be an integer scalar'):
+        floats()
+    _raises_syntax(too_few_names, 'number of the loop variables not equal to the dimension')
+    with pytest.raises(ti.CompileError, match='binds 2 names but iterates over 1'):
+        range_two_names()
+
+
+# ---------------------------------------------------------------- operators and expressions
+def test_and_or_return_an_operand_as_in_python():
+    @ti.kernel
+    def and_(x: ti.i32, y: ti.i32) -> ti.i32:
+        return x and y
+
+    @ti.kernel
+    def or_(x: ti.i32, y: ti.i32) -> ti.i32:
+        return x or y
+
+    assert [and_(1, 2), and_(2, 1), and_(0, 1), and_(1, 0)] == [2, 1, 0, 0]
+    assert [or_(1, 2), or_(2, 1), or_(0, 3), or_(0, 0)] == [1, 2, 3, 0]
+
+
+def test_not_and_invert_take_integers_only():
+    @ti.kernel
+    def inv(x: ti.f32) -> ti.i32:
+        return ~x
+
+    @ti.kernel
+    def not_(x: ti.f32) -> ti.i32:
+        return not x
+
+    @ti.kernel
+    def ok(x: ti.i32) -> ti.i32:
+        return (not x) * 10 + ~x
+
+    for k in (inv, not_):
+        with pytest.raises(ti.TaichiTypeError, match="takes integral inputs only, however 'f32'"):
+            k(1.0)
+    assert ok(0) == 10 - 1 and ok(5) == -6
+
+
+def test_vector_condition_in_if_expression_and_negative_indices():
+    @ti.kernel
+    def ifexp() -> ti.i32:
+        v = ti.Vector([1, -1])
+        w = 0 if v > 0 else v
+        return w[0]
+
+    @ti.kernel
+    def negative(i: ti.i32) -> ti.i32:
+        x = ti.Vector([i, i + 1, i + 2])
+        return x[-1]
+
+    @ti.kernel
+    def negative_slice(i: ti.i32) -> ti.i32:
+        x = ti.Vector([i, i + 1, i + 2])
+        return x[:-1].sum()
+
+    _raises_syntax(ifexp, 'Please use "ti.select" instead')
+    _raises_syntax(negative, 'Negative indices are not supported in Taichi kernels', 0)
+    _raises_syntax(negative_slice, 'Negative indices are not supported', 0)
+    assert ti.Vector([1, 2, 3])[-1] == 3        # Python scope allows them
+
+
+def test_annotated_reassignment_keeps_its_type():
+    @ti.kernel
+    def k():
+        d: ti.i32 = 2
+        d: ti.f32 = 2.0
+
+    @ti.kernel
+    def same() -> ti.i32:
+        d: ti.i32 = 2
+        d: ti.i32 = 3.7
+        b: ti.u1 = True
+        b: ti.u1 = False
+        return d + b
+
+    _raises_syntax(k, 'Static assign cannot have type overloading')
+    assert same() == 3

@@ -31,6 +31,7 @@ root = SNode()
 
 from . import ad
 from . import simt
+from . import _lib  # ti._lib.core.get_max_num_indices()
 from .lang import ops as _lang_ops, simt as _lang_simt  # noqa: F401  ti.lang.ops, ti.lang.simt
 from . import math
 # `ti.types`: the dtypes plus vector/matrix/struct/ndarray/template (replaces the vkdiff.types

@@ -4,9 +4,12 @@ loop short, and the predicates the expression, statement and loop builders share
 compile-time value? a struct local? a struct field?)."""
 import itertools
 
+import numpy as np
+
+from ..errors import TaichiSyntaxError, TaichiTypeError
 from ..lang.matrix import Matrix
 from . import ops
-from .context import Value
+from .context import Value, error
 from .lvalues import new_local
 
 
@@ -24,8 +27,22 @@ class Static:
 
 
 class NDRange:
+    """`ti.ndrange(n, (lo, hi), ...)`, checked as Taichi does: each argument a scalar or a
+    (begin, end) pair of integers (Python, numpy or run-time integer values)."""
+
     def __init__(self, *bounds):
         self.bounds = [(0, b) if not isinstance(b, (tuple, list)) else tuple(b) for b in bounds]
+        for b in self.bounds:
+            if len(b) != 2:
+                raise error('Every argument of ndrange should be a scalar or a tuple/list like '
+                            '(begin, end)', TaichiSyntaxError)
+            for x in b:
+                if not (isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+                        or isinstance(x, Value) and x.dtype.is_int):
+                    raise error('Every argument of ndrange should be an integer scalar or a '
+                                'tuple/list of (int, int)', TaichiTypeError)
+        self.bounds = [tuple(int(x) if isinstance(x, np.integer) else x for x in b)
+                       for b in self.bounds]
 
     def __iter__(self):  # Python-scope use
         return itertools.product(*[range(lo, hi) for lo, hi in self.bounds])

@@ -125,6 +125,10 @@ class ExpressionBuilder:
 
     def build_UnaryOp(self, node):
         v = self(node.operand)
+        if isinstance(node.op, (ast.Not, ast.Invert)) and isinstance(v, Value) and v.dtype.is_float:
+            name = 'logic_not' if isinstance(node.op, ast.Not) else 'bit_not'  # Taichi's names
+            raise error(f"'{name}' takes integral inputs only, however '{v.dtype}' is provided",
+                        TaichiTypeError)
         if isinstance(node.op, ast.Not):
             return ops.unary('not', v)
         if isinstance(node.op, ast.USub):
@@ -144,7 +148,12 @@ class ExpressionBuilder:
                     return acc
                 acc = self(v)
                 continue
-            acc = ops.binary(fn, acc, self(v))
+            rhs = self(v)
+            if isinstance(acc, Matrix) or isinstance(rhs, Matrix):
+                acc = ops.binary(fn, acc, rhs)
+            else:  # Taichi (and Python): `x and y` is y if x else x; `x or y` is x if x else y
+                truth = ops.to_bool(acc)
+                acc = ops.select(truth, rhs, acc) if fn == 'land' else ops.select(truth, acc, rhs)
         return acc
 
     def build_Compare(self, node):
@@ -171,6 +180,10 @@ class ExpressionBuilder:
 
     def build_IfExp(self, node):
         cond = self(node.test)
+        if isinstance(cond, Matrix):
+            raise error('Using conditional expression for element-wise select operation on '
+                        'Taichi vectors/matrices is deprecated and removed starting from Taichi '
+                        'v1.5.0 Please use "ti.select" instead.', TaichiSyntaxError)
         if _compile_time(cond):
             return self(node.body) if cond else self(node.orelse)
         return ops.select(cond, self(node.body), self(node.orelse))

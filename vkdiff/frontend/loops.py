@@ -64,7 +64,7 @@ def build_for(fb, node):
             fb.lookup(it_node.func.id) is builtins.range:
         _check_loop_vars(fb, node.target)
         lo, hi, step = _bounds_of_range(fb, it_node)
-        dims, grouped = [(lo, hi, step)], False
+        dims, grouped, it = [(lo, hi, step)], False, None
     else:
         it = fb(it_node)
         if isinstance(it, Static):
@@ -91,6 +91,10 @@ def build_for(fb, node):
     if grouped:
         if len(names) != 1:
             raise error('ti.grouped loops bind one index vector')
+    elif len(names) != len(dims) and isinstance(it, NDRange):
+        raise error('Ndrange for loop with number of the loop variables not equal to the dimension '
+                    'of the ndrange is not supported (use ti.grouped(ti.ndrange(...)) for one '
+                    'index vector)', TaichiSyntaxError)
     elif len(names) != len(dims):
         raise error(f'the loop binds {len(names)} names but iterates over {len(dims)} dimensions')
     parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and not fb.folded_if and \

@@ -5,8 +5,8 @@ import numpy as np
 from .. import ir
 from .. import types as T
 from ..errors import TaichiIndexError, TaichiTypeError
-from ..lang.matrix import (Matrix, _is_runtime, _static_index, dynamic_flat_index, flatten_key,
-                          slice_positions)
+from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, dynamic_flat_index,
+                          flatten_key, slice_positions)
 from . import ops
 from .context import Value, current, emit, error
 
@@ -111,6 +111,7 @@ class MatrixLValue:
     def entry(self, key):
         """`m[i, j]` / `v[i]` (Taichi's rule: a matrix takes two indices, a vector one)."""
         key = flatten_key(key)
+        check_nonnegative(key)
         count = len(key) if isinstance(key, tuple) else 1
         if count != self.ndim:
             raise error(f'Expected {self.ndim} indices, got {count} (indexing a '

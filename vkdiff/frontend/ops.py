@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import optable
 from .. import types as T
+from ..errors import TaichiTypeError
 from .context import Value, error, current
 
 
@@ -84,6 +85,10 @@ def binary(op, a, b):
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return _numpy_binary(op, a, b)
         return _fold(op, a, b)
+    other = b if isinstance(a, Value) else a
+    if not isinstance(other, Value) and not is_number(other):  # e.g. a field, not x[i]
+        raise error(f"unsupported operand type(s) for '{op}': '{type(a).__name__}' and "
+                    f"'{type(b).__name__}'", TaichiTypeError)
     if op == 'pow':
         return _pow(a, b)
     return current().binary(op, a, b)

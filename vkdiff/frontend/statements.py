@@ -55,6 +55,12 @@ class StatementBuilder:
             var.store(value)
             self.scopes[-1][node.target.id] = var
         else:
+            if isinstance(node.target, ast.Name):
+                cur = self.lookup(node.target.id)
+                if isinstance(cur, LocalVar) and cur.dtype is not (T.i32 if dtype is T.u1 else dtype):
+                    raise error(f'Static assign cannot have type overloading: '
+                                f'{node.target.id} is {cur.dtype}, annotated {dtype}',
+                                TaichiSyntaxError)
             self.assign(node.target, value)
 
     def _defined_local(self, name):

@@ -325,10 +325,13 @@ def rt_storage(rt, shape, dtype, name=None):
     return Storage(rt, shape, dtype.np, name)
 
 
+MAX_NUM_INDICES = 12  # Taichi's limit (taichi_max_num_indices)
+
+
 def _norm_shape(shape):
     shape = convert.shape(shape, 'a field shape')
-    if len(shape) > 4:
-        raise VkdiffValueError('fields have at most 4 dimensions')
+    if len(shape) > MAX_NUM_INDICES:
+        raise VkdiffValueError(f'fields have at most {MAX_NUM_INDICES} dimensions (as Taichi)')
     return shape
 
 

@@ -117,6 +117,8 @@ class Matrix(Arithmetic):
         """Taichi's rule in a kernel: a matrix takes two indices, a vector one (a located
         TaichiIndexError, a TaichiCompilationError). Python scope also takes m[i] as row i."""
         count = len(key) if isinstance(key, tuple) else 1
+        if current() is not None:
+            check_nonnegative(key)
         if count != self.ndim and current() is not None:
             raise error(f'Expected {self.ndim} indices, got {count} (indexing a '
                         f'{"vector" if self.ndim == 1 else "matrix"})', TaichiIndexError)
@@ -435,6 +437,15 @@ def flatten_key(key):
         return key
     flat = tuple(e for k in keys for e in (k.entries if isinstance(k, Matrix) else (k,)))
     return flat[0] if len(flat) == 1 else flat
+
+
+def check_nonnegative(key):
+    """Taichi's rule in kernels: no negative (compile-time) index into a vector or matrix, slice
+    bounds included (Python scope allows them)."""
+    for k in key if isinstance(key, tuple) else (key,):
+        bounds = (k.start, k.stop) if isinstance(k, slice) else (k,)
+        if any(isinstance(b, (int, np.integer)) and b < 0 for b in bounds):
+            raise error('Negative indices are not supported in Taichi kernels.', TaichiSyntaxError)
 
 
 def slice_positions(key, n, m, ndim):

@@ -1,0 +1,13 @@
+"""API stage: the few queries of Taichi's native module (`ti._lib.core`) that Taichi programs make,
+answered for vkdiff (e.g. `ti._lib.core.get_max_num_indices()`, the most indices of a field)."""
+import types as _types
+
+from .lang.field import MAX_NUM_INDICES
+
+
+def get_max_num_indices():
+    """The most dimensions a field may have (12, as in Taichi)."""
+    return MAX_NUM_INDICES
+
+
+core = _types.SimpleNamespace(get_max_num_indices=get_max_num_indices)
