@@ -152,7 +152,7 @@ def test_log_special_values():
 
 def test_trig_near_zeros_absolute_error():
     """Multiples of pi/2 (the doubles nearest to them) up to 1e5: sin/cos/tan are near zero or
-    one there; the 3-part Cody-Waite reduction keeps the absolute error at the 1e-16 level and
+    one there; the exact reduction keeps the absolute error at the 1e-16 level and
     the relative error of the tiny results small too."""
     k = np.arange(-63000, 63001, dtype=np.float64)
     xs = k * (np.pi / 2)
@@ -167,8 +167,8 @@ def test_trig_near_zeros_absolute_error():
 
 
 def test_trig_large_arguments():
-    """Full precision up to ~1.3e10 (2^33 * pi/2, the exact range of the 20-bit pi/2 pieces);
-    beyond, no Payne-Hanek reduction: sin/cos are only guaranteed to stay finite within [-1, 1]."""
+    """Full precision from 1e5 to 1.3e10 and at multiples of pi/2 there; beyond, finite and within
+    [-1, 1] (and within 2 ulp: test_f64_trig_range.py)."""
     rng = np.random.default_rng(5)
     xs = np.concatenate([np.exp(rng.uniform(np.log(1e5), np.log(1.3e10), 40000)),
                          np.round(np.arange(1, 2001) * 1e7 * np.pi) / 2])

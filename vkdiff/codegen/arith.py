@@ -46,26 +46,50 @@ def _python_sign_adjust(cg, dt, r, b):
                        cg.op('OpSLessThan', bl, b, zero)))
 
 
+def _safe_divisor(cg, dt, a, b):
+    """(divisor, zero): b, or 1 where b == 0 or (signed) a == MIN and b == -1, whose SPIR-V
+    division is undefined (lavapipe: -1). With 1 there, x // 0 and x % 0 give numpy's 0 after
+    the caller's select on `zero`; MIN // -1 wraps to MIN and MIN % -1 is 0, as in numpy."""
+    r = dt.reg if dt.is_narrow else dt
+    t, bl = cg.t(dt), cg.m.bool()
+    zero = cg.op('OpIEqual', bl, b, cg.m.const(r, 0))
+    bad = zero
+    if dt.is_signed:
+        lo = -(1 << (r.bits - 1))
+        ovf = cg.op('OpLogicalAnd', bl, cg.op('OpIEqual', bl, a, cg.m.const(r, lo)),
+                    cg.op('OpIEqual', bl, b, cg.m.const(r, -1)))
+        bad = cg.op('OpLogicalOr', bl, zero, ovf)
+    return cg.op('OpSelect', t, bad, cg.m.const(r, 1), b), zero
+
+
 def mod(cg, s, a, b):
     dt, t = s.dtype, cg.t(s.dtype)
-    if dt.is_float or not dt.is_signed:
-        return cg.op('OpFMod' if dt.is_float else 'OpUMod', t, a, b)
-    # Python's sign rule (the divisor's), built from OpSRem: some drivers (Mesa's lavapipe)
-    # implement OpSMod as a remainder
-    r = cg.op('OpSRem', t, a, b)
-    return cg.op('OpSelect', t, _python_sign_adjust(cg, dt, r, b), cg.op('OpIAdd', t, r, b), r)
+    if dt.is_float:
+        return cg.op('OpFMod', t, a, b)
+    b, zero = _safe_divisor(cg, dt, a, b)
+    if not dt.is_signed:
+        r = cg.op('OpUMod', t, a, b)
+    else:
+        # Python's sign rule (the divisor's), built from OpSRem: some drivers (Mesa's lavapipe)
+        # implement OpSMod as a remainder
+        r = cg.op('OpSRem', t, a, b)
+        r = cg.op('OpSelect', t, _python_sign_adjust(cg, dt, r, b), cg.op('OpIAdd', t, r, b), r)
+    return cg.op('OpSelect', t, zero, cg.m.const(dt, 0), r)
 
 
 def floordiv(cg, s, a, b):
     dt, t = s.dtype, cg.t(s.dtype)
     if dt.is_float:
         return cg.glsl('Floor', dt, cg.op('OpFDiv', t, a, b))
+    b, zero = _safe_divisor(cg, dt, a, b)
     if not dt.is_signed:
-        return cg.op('OpUDiv', t, a, b)
-    q = cg.op('OpSDiv', t, a, b)
-    r = cg.op('OpSRem', t, a, b)
-    adjust = _python_sign_adjust(cg, dt, r, b)
-    return cg.op('OpISub', t, q, cg.op('OpSelect', t, adjust, cg.m.const(dt, 1), cg.m.const(dt, 0)))
+        q = cg.op('OpUDiv', t, a, b)
+    else:
+        q = cg.op('OpSDiv', t, a, b)
+        r = cg.op('OpSRem', t, a, b)
+        adjust = _python_sign_adjust(cg, dt, r, b)
+        q = cg.op('OpISub', t, q, cg.op('OpSelect', t, adjust, cg.m.const(dt, 1), cg.m.const(dt, 0)))
+    return cg.op('OpSelect', t, zero, cg.m.const(dt, 0), q)
 
 
 def lower(cg, s, spirv, xs):

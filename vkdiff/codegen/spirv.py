@@ -147,9 +147,22 @@ class TaskCodegen(GlobalMemory):
         # a serial task runs on one invocation: a one-wide workgroup costs a CPU driver less
         size = 1 if self.task.kind == 'serial' else LOCAL_SIZE
         m.modes.append(f'OpExecutionMode {fn} LocalSize {size} 1 1')
+        self.preserve_inf_nan(fn)
         m.functions += [f'{fn} = OpFunction {void} None {m.function_type(void)}',
                         f'{entry_label} = OpLabel', *self.vars, *self.lines, 'OpFunctionEnd']
         return m.text()
+
+    def preserve_inf_nan(self, fn):
+        """Declare SignedZeroInfNanPreserve (VK_KHR_shader_float_controls, Vulkan 1.2) where the
+        device offers it: otherwise a driver may treat float arithmetic as finite (lavapipe folds
+        x - x to 0 for x = inf). Zeros the compiler can see are passes/float_zero.py's business."""
+        m = self.m
+        widths = [w for w in (32, 64) if self.features.get(f'float_controls_preserve{w}')
+                  and (w == 32 or 'Float64' in m.capabilities)]
+        if widths:
+            m.capability('SignedZeroInfNanPreserve')
+            m.extension('SPV_KHR_float_controls')
+            m.modes += [f'OpExecutionMode {fn} SignedZeroInfNanPreserve {w}' for w in widths]
 
     # ------------------------------------------------------------ control flow
     def gen_block(self, block):

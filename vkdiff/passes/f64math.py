@@ -13,11 +13,9 @@ The algorithms and coefficients are those of fdlibm (Sun Microsystems, freely re
         through the exponent bits (in two factors, so results that are subnormal round only once).
   log   x = 2^k * m with m in [sqrt(2)/2, sqrt(2)) from the bits, log(m) = log1p(f) through
         s = f/(2+f) and a degree-14 polynomial in s.
-  sin cos tan   Cody-Waite reduction by pi/2 given in six 20-bit pieces: n*piece is exact for
-        |n| < 2^33, so the reduced argument keeps full relative precision for |x| up to about
-        1.3e10 (2^33 * pi/2); beyond that accuracy degrades (no Payne-Hanek; sin/cos stay within
-        [-1, 1]). Then fdlibm's degree-13/14 sin/cos kernels on [-pi/4, pi/4]; tan = sin/cos of
-        the reduced argument.
+  sin cos tan   reduction by pi/2 exact over the whole finite range (Payne-Hanek in integer
+        arithmetic, passes/f64_trig.py), then fdlibm's degree-13/14 sin/cos kernels on
+        [-pi/4, pi/4] and its __kernel_tan.
   atan  reduction to |t| < 7/16 around atan(0.5), atan(1), atan(1.5), atan(inf), odd polynomial.
   asin acos   rational approximation, sqrt-based for |x| >= 0.5 with a hi/lo split of the sqrt.
   atan2 atan(|y/x|) placed in the right quadrant, with all the C99 special cases.
@@ -36,6 +34,7 @@ separate (Cody-Waite, double-double steps) one of them uses `F64Ops.opaque`.
 import struct
 
 from .. import types as T
+from .f64_trig import ktan, reduce_pio2
 
 F64, I64, B = T.f64, T.i64, T.u1
 
@@ -67,11 +66,6 @@ SIN_S = [_w(0xBFC55555, 0x55555549), _w(0x3F811111, 0x1110F8A6), _w(0xBF2A01A0, 
          _w(0x3EC71DE3, 0x57B1FE7D), _w(0xBE5AE5E6, 0x8A2B9CEB), _w(0x3DE5D93A, 0x5ACFD57C)]
 COS_C = [_w(0x3FA55555, 0x5555554C), _w(0xBF56C16C, 0x16C15177), _w(0x3EFA01A0, 0x19CB1590),
          _w(0xBE927E4F, 0x809C52AD), _w(0x3E21EE9E, 0xBDB4B1C4), _w(0xBDA8FAE9, 0xBE8838D4)]
-INVPIO2 = _w(0x3FE45F30, 0x6DC9C883)
-# pi/2 in pieces of 20 significant bits (their sum is pi/2 to 2^-138)
-PIO2_PIECES = [_w(0x3FF921FA), _w(0x3EB54442), _w(0x3D6A308C), _w(0x3C231318), _w(0x3AE8A2E0),
-               _w(0x397B839A)]
-TRIG_EXACT_MAX = 2.0 ** 33 * 1.5707963267948966
 # atan
 ATAN_HI = [_w(0x3FDDAC67, 0x0561BB4F), _w(0x3FE921FB, 0x54442D18), _w(0x3FEF730B, 0xD281F69B),
            _w(0x3FF921FB, 0x54442D18)]
@@ -267,20 +261,6 @@ def _log(b, x):
     return b.select(b.isnan(x), x, res)
 
 
-def _sincos_reduce(b, x):
-    """x = n*pi/2 + r with |r| <= ~pi/4: (r, n mod 4 as i64). Cody-Waite with pi/2 in 20-bit
-    pieces: every n*piece is exact for |n| <= 2^33, the first two subtractions are exact too,
-    and later roundings are relative to the (small) remaining value, so r keeps full relative
-    precision for |x| <= TRIG_EXACT_MAX (~1.3e10). Beyond, it degrades (no Payne-Hanek)."""
-    fn = b.round(b.mul(x, INVPIO2))
-    r = b.sub(x, b.mul(fn, PIO2_PIECES[0]))
-    for p in PIO2_PIECES[1:]:
-        r = b.sub(r, b.mul(b.opaque(fn), p))   # own copy of fn for each piece: see F64Ops.opaque
-    r = b.min(b.max(r, -2.0), 2.0)            # only matters far beyond TRIG_EXACT_MAX: stay finite
-    q = b.sub(fn, b.mul(4.0, b.floor(b.mul(fn, 0.25))))   # fn mod 4, exact, no integer overflow
-    return r, b.to_i64(q)
-
-
 def _ksin(b, x):
     z = b.mul(x, x)
     w = b.mul(z, z)
@@ -299,13 +279,13 @@ def _kcos(b, x):
 
 
 def _trig(b, x, fn):
-    r, q = _sincos_reduce(b, x)
-    s = _ksin(b, r)
-    c = _kcos(b, r)
+    r, q = reduce_pio2(b, x)
     odd = b.eq(b.band(q, 1), 1)
     if fn == 'tan':
-        res = b.select(odd, b.neg(b.div(c, s)), b.div(s, c))
+        res = ktan(b, r, odd)
     else:
+        s = _ksin(b, r)
+        c = _kcos(b, r)
         if fn == 'cos':
             q = b.add(q, 1)                   # cos(x) = sin(x + pi/2)
             odd = b.eq(b.band(q, 1), 1)
@@ -393,7 +373,8 @@ def _acos(b, x):
 
 def _atan2(b, y, x):
     ax, ay = b.abs(x), b.abs(y)
-    z = _atan_pos(b, b.div(ay, ax))
+    z = _atan_pos(b, b.div(ay, b.select(b.eq(ax, 0.0), 1.0, ax)))
+    z = b.select(b.eq(ax, 0.0), PIO2_HI, z)               # not |y|/0 = inf: drivers fold 0
     z = b.select(b.land(b.isinf(x), b.isinf(y)), PIO4_HI, z)
     z = b.select(b.eq(ay, 0.0), 0.0, z)                    # y = +-0 (also 0/0)
     res = b.select(b.signbit(x), b.sub(PI, b.sub(z, PI_LO)), z)

@@ -7,6 +7,7 @@ from .. import optable
 from .. import types as T
 from ..errors import CompileError, located
 from ..irbuild import Builder, building
+from . import float_zero
 from .f64math import F64Ops
 
 F64_LOWERED = optable.F64_LOWERED
@@ -66,6 +67,7 @@ def lower_task(task, features):
         fn = lowering(s)
         if fn is not None:
             lower_stmt(s, fn)
+    float_zero.rewrite_task(task.body, lower_stmt)   # x / 0.0, x * 0.0: drivers fold them wrongly
     for s in ir.walk(task.body):  # after lowering: its statements need features too
         if (s.dtype in (T.f64,) or any(a.dtype is T.f64 for a in s.args)) and not features.get('float64'):
             raise located(CompileError, 'this Vulkan device has no 64-bit floats (shaderFloat64); '

@@ -36,7 +36,8 @@ const char* const kNoDevice =
 const std::vector<std::string> kFeatureNames = {
     "float32_atomic_add", "float32_atomic_minmax", "float64", "int64",
     "float64_atomic_add", "int64_atomics", "subgroup_basic", "subgroup_vote",
-    "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle"};
+    "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle",
+    "float_controls_preserve32", "float_controls_preserve64"};
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
 
@@ -488,6 +489,17 @@ struct PyDevice {
         if (api < VK_API_VERSION_1_1)
             fail(std::string(props.deviceName.data()) + " supports only Vulkan " +
                  version_string(props.apiVersion) + "; vkdiff needs 1.1");
+        // Vulkan 1.2 float controls: may shaders declare SignedZeroInfNanPreserve (so the
+        // driver keeps inf, NaN and the sign of zero instead of fast-math folding x - x to 0)?
+        bool fc32 = false, fc64 = false;
+        if (api >= VK_API_VERSION_1_2) {
+            vk::PhysicalDeviceFloatControlsProperties fc;
+            vk::PhysicalDeviceProperties2 p2;
+            p2.pNext = &fc;
+            pd.getProperties2(&p2);
+            fc32 = fc.shaderSignedZeroInfNanPreserveFloat32;
+            fc64 = fc.shaderSignedZeroInfNanPreserveFloat64;
+        }
         name = props.deviceName.data();
         api_version = version_string(props.apiVersion);
         driver_version = props.driverVersion;
@@ -531,6 +543,8 @@ struct PyDevice {
         features["int64"] = core.shaderInt64;
         features["float64_atomic_add"] = f.has_af && f.af.shaderBufferFloat64AtomicAdd;
         features["int64_atomics"] = (f.has_v12 || f.has_ai64) && f.int64_atomics();
+        features["float_controls_preserve32"] = fc32 && !off("float_controls_preserve32");
+        features["float_controls_preserve64"] = fc64 && core.shaderFloat64 && !off("float_controls_preserve64");
         bool compute = bool(sub.supportedStages & vk::ShaderStageFlagBits::eCompute);
         auto sg = [&](const char* n, vk::SubgroupFeatureFlagBits bit) {
             features[n] = compute && !off(n) && bool(sub.supportedOperations & bit);
