@@ -42,3 +42,43 @@ def test_remembered_summaries_still_catch_a_new_overwrite():
             step(2)
             step(3)
             total()
+
+
+def test_a_repeated_launch_sequence_is_checked_once(monkeypatch):
+    """An optimisation loop records the same launches every iteration: the check of the whole
+    sequence runs once; a sequence differing in one scalar argument, or in order, is checked
+    again (and its overwrite caught)."""
+    from vkdiff.ad import tape as tape_mod
+    steps = 3
+    x = ti.field(ti.f32, shape=(steps + 1, 2), needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def step(t: ti.i32):
+        for i in range(2):
+            x[t + 1, i] = x[t, i] * 2.0
+
+    @ti.kernel
+    def total():
+        for i in range(2):
+            loss[None] += x[steps, i]
+
+    calls = []
+    real = tape_mod.check_tape
+    monkeypatch.setattr(tape_mod, 'check_tape', lambda *a: (calls.append(1), real(*a))[1])
+    x[0, 0], x[0, 1] = 1.0, 2.0
+    for _ in range(3):
+        with ti.Tape(loss):
+            for t in range(steps):
+                step(t)
+            total()
+        assert [x.grad[0, i] for i in range(2)] == [2.0 ** steps] * 2
+    assert len(calls) == 1
+    with pytest.raises(ti.AutodiffError, match='overwrites'):
+        with ti.Tape(loss):  # the second step(0) overwrites x[1], which step(1) read
+            step(0)
+            step(1)
+            step(0)
+            step(2)
+            total()
+    assert len(calls) == 2
