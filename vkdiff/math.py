@@ -44,6 +44,14 @@ class _CompoundType(_T.TensorType):
             raise TypeError(f'{self!r} takes {count} entries, got {len(flat)}')
         return flat
 
+    def element_type(self):
+        """Taichi's `TensorType.element_type()`: the dtype of the entries."""
+        return _T.resolve(self.dtype)
+
+    def shape(self):
+        """Taichi's `TensorType.shape()`: [n] for a vector, [n, m] for a matrix."""
+        return list(self.elem_shape)
+
     def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         return make_field(self.dtype, shape, self.elem_shape, needs_grad, needs_dual, name,
                           kw.get('offset'))

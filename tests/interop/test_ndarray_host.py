@@ -117,3 +117,18 @@ def test_reset_drops_storage():
     ti.init()
     with pytest.raises(ti.VkdiffError, match='previous ti.init'):
         a.to_numpy()
+
+
+def test_element_type_of_vector_and_matrix_ndarrays():
+    """Taichi's TensorType API on an ndarray's element type: element_type() is the entries'
+    dtype, shape() the entry shape as a list (test_ndarray.py::test_ndarray_compound_element)."""
+    b = ti.ndarray(ti.types.vector(3, ti.i32), shape=(4, 4))
+    assert isinstance(b, ti.VectorNdarray)
+    assert b.element_type.element_type() == ti.i32
+    assert b.element_type.shape() == [3]
+    c = ti.ndarray(ti.types.matrix(3, 4, float), shape=(4, 5))
+    assert isinstance(c, ti.MatrixNdarray)
+    assert c.shape == (4, 5)
+    assert c.element_type.element_type() == ti.f32
+    assert c.element_type.shape() == [3, 4]
+    assert ti.math.vec2.shape() == [2] and ti.math.mat3.element_type() == ti.f32
