@@ -313,3 +313,30 @@ def test_no_adjoint_of_a_kernel_reading_a_field_gradient():
     assert s[None] == 1.0
     with pytest.raises(RuntimeError, match='differentiate through a grad tensor'):
         grad_norm.grad()
+
+
+def test_assigning_a_list_of_the_wrong_length_is_taichis_type_error():
+    """`arr[I] = [1, 2]` into 3-vectors: Taichi's TaichiTypeError and message, for an ndarray
+    and a field, and nothing is written (test_ndarray.py::test_ndarray_bad_assign)."""
+    ivec3 = ti.types.vector(3, ti.i32)
+    y = ti.ndarray(ivec3, shape=(2, 2))
+    y.fill(7)
+    f = ti.Vector.field(3, ti.i32, shape=2)
+
+    @ti.kernel
+    def into_array(arr: ti.types.ndarray(dtype=ivec3)):
+        for I in ti.grouped(arr):
+            arr[I] = [1, 2]
+
+    @ti.kernel
+    def into_field():
+        for i in f:
+            f[i] = [[1, 2], [3, 4]]
+
+    with pytest.raises(ti.TaichiTypeError, match=r"cannot assign '\[Tensor \(2\) i32\]' to "
+                                                 r"'\[Tensor \(3\) i32\]'"):
+        into_array(y)
+    with pytest.raises(TypeError, match=r"cannot assign '\[Tensor \(2, 2\) i32\]' to "
+                                        r"'\[Tensor \(3\) i32\]'"):
+        into_field()
+    assert (y.to_numpy() == 7).all()

@@ -73,6 +73,22 @@ class FieldElem:
                           attrs={'buf': self.field.buffer, 'comp': self.comp, 'fn': fn}))
 
 
+def _tensor_desc(shape, entries):
+    """Taichi's name of a vector/matrix value's type in messages: `[Tensor (2) i32]`."""
+    dtypes = []
+    for e in entries:
+        dt = getattr(e, 'dtype', None)
+        if dt is None:
+            try:
+                dt = T.literal_type(e)
+            except TypeError:
+                dt = None
+        dtypes.append(dt)
+    names = {d.name for d in dtypes if d is not None}
+    name = names.pop() if len(names) == 1 else 'mixed'
+    return f"[Tensor ({', '.join(str(d) for d in shape)}) {name}]"
+
+
 class MatrixLValue:
     """A vector/matrix of scalar lvalues (a local vector, or a vector field's element)."""
 
@@ -90,7 +106,12 @@ class MatrixLValue:
         if isinstance(value, (list, tuple)):
             flat = [e for r in value for e in (r if isinstance(r, (list, tuple)) else [r])]
             if len(flat) != len(self.entries):
-                raise error(f'cannot assign {len(flat)} values to {len(self.entries)} entries')
+                rows = [r for r in value if isinstance(r, (list, tuple))]
+                shape = (len(value), len(rows[0])) if rows and len(rows) == len(value) else \
+                    (len(flat),)
+                target = (self.n, self.m) if self.ndim == 2 else (self.n,)
+                raise error(f"cannot assign '{_tensor_desc(shape, flat)}' to "
+                            f"'{_tensor_desc(target, self.entries)}'", TaichiTypeError)
             return flat
         return [value] * len(self.entries)
 
