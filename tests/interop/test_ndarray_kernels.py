@@ -340,3 +340,30 @@ def test_assigning_a_list_of_the_wrong_length_is_taichis_type_error():
                                         r"'\[Tensor \(3\) i32\]'"):
         into_field()
     assert (y.to_numpy() == 7).all()
+
+
+def test_boundary_clamp_also_clamps_component_indices():
+    """boundary='clamp' clamps a run-time index into an element's entries too, as Taichi does:
+    the flat entry index i * m + j into [0, n * m) (test_ndarray.py::test_ndarray_oob_clamp)."""
+    @ti.kernel
+    def vec_get(x: ti.types.ndarray(boundary='clamp'), y: ti.i32) -> ti.f32:
+        return x[1, 2][y]
+
+    @ti.kernel
+    def mat_get(x: ti.types.ndarray(boundary='clamp'), i: ti.i32, j: ti.i32) -> ti.f32:
+        return x[1, 2][i, j]
+
+    @ti.kernel
+    def vec_set(x: ti.types.ndarray(boundary='clamp'), y: ti.i32, v: ti.f32):
+        x[0, 0][y] = v
+
+    a = ti.ndarray(ti.math.vec2, shape=(3, 3))
+    a.from_numpy(np.arange(18, dtype=np.float32).reshape(3, 3, 2))  # a[1, 2] = [10, 11]
+    assert [vec_get(a, y) for y in (-5, -1, 0, 1, 2, 7)] == [10, 10, 10, 11, 11, 11]
+    m = ti.ndarray(ti.math.mat2, shape=(3, 3))
+    m.from_numpy(np.arange(36, dtype=np.float32).reshape(3, 3, 2, 2))  # m[1, 2] = [[20, 21], [22, 23]]
+    got = [mat_get(m, i, j) for i, j in ((-1, 0), (1, -1), (2, 0), (1, 2), (0, 1), (5, 5))]
+    assert got == [20, 21, 23, 23, 21, 23]
+    vec_set(a, -3, 100.0)
+    vec_set(a, 9, 200.0)
+    np.testing.assert_array_equal(a.to_numpy()[0, 0], [100, 200])

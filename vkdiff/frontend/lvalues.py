@@ -5,8 +5,8 @@ import numpy as np
 from .. import ir
 from .. import types as T
 from ..errors import TaichiIndexError, TaichiTypeError
-from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, dynamic_flat_index,
-                          flatten_key, slice_positions)
+from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
+                           dynamic_flat_index, flatten_key, slice_positions)
 from . import ops
 from .context import Value, current, emit, error
 
@@ -95,8 +95,13 @@ class MatrixLValue:
     def __init__(self, entries, n, m, ndim):
         self.entries, self.n, self.m, self.ndim = entries, n, m, ndim
 
+    clamp = False  # run-time component indices clamped (ndarray boundary='clamp')
+
     def _wrap(self, values):
-        return Matrix._new(values, self.n, self.m, self.ndim)
+        mat = Matrix._new(values, self.n, self.m, self.ndim)
+        if self.clamp:
+            mat._clamp = True
+        return mat
 
     def _values(self, value):
         if isinstance(value, Matrix):
@@ -145,6 +150,9 @@ class MatrixLValue:
         return self._entry_at(key)
 
     def _entry_at(self, key):
+        if _is_runtime(key) and self.clamp:  # an ndarray element with boundary='clamp'
+            return DynamicEntry(self.entries, clamp_flat(
+                dynamic_flat_index(key, self.n, self.m, self.ndim), len(self.entries)))
         if _is_runtime(key):
             if self.ndim == 2 and not all(_is_runtime((k,)) for k in key):
                 i, j = key  # one of them static: select within that row or column only
@@ -196,7 +204,9 @@ def field_lvalue(field, indices):
     if not field.elem_shape:
         return FieldElem(field, indices)
     comps = [FieldElem(field, indices, c) for c in range(field.ncomp)]
-    return MatrixLValue(comps, field.n, field.m, len(field.elem_shape))
+    lv = MatrixLValue(comps, field.n, field.m, len(field.elem_shape))
+    lv.clamp = getattr(field, 'clamp', False)  # an ndarray with boundary='clamp'
+    return lv
 
 
 def new_local(value):

@@ -144,6 +144,8 @@ class Matrix(Arithmetic):
         if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple):
             return Vector([self._dynamic_get((key, j)) for j in range(self.m)])
         flat = dynamic_flat_index(key, self.n, self.m, self.ndim)
+        if getattr(self, '_clamp', False):  # an element of an ndarray with boundary='clamp'
+            flat = clamp_flat(flat, len(self.entries))
         acc = self.entries[-1]
         for k in range(len(self.entries) - 2, -1, -1):
             acc = ops.select(ops.binary('eq', flat, k), self.entries[k], acc)
@@ -476,6 +478,12 @@ def slice_positions(key, n, m, ndim):
 def _is_runtime(key):
     keys = key if isinstance(key, tuple) else (key,)
     return any(isinstance(k, Value) for k in keys)
+
+
+def clamp_flat(flat, count):
+    """A run-time flat entry index clamped into [0, count) (Taichi's boundary='clamp' ndarrays
+    clamp the flat component index of their vector/matrix elements too)."""
+    return ops.binary('max', ops.binary('min', flat, count - 1), 0)
 
 
 def dynamic_flat_index(key, n, m, ndim):
