@@ -78,6 +78,14 @@ class GlobalMemory:
 
     def element_ptr(self, s):
         f = s.buf
+        st = self.storage_type(f)
+        return self.op('OpAccessChain', self.m.pointer('StorageBuffer', self.t(st)),
+                       self.buffers[f], self.m.i32(0), self.element_index(s))
+
+    def element_index(self, s):
+        """The flat index (i32) of the component a global access names: row-major over the
+        buffer's (possibly run-time) shape, components innermost."""
+        f = s.buf
         i32 = self.t(T.i32)
         idx = None
         for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
@@ -90,9 +98,7 @@ class GlobalMemory:
             idx = self.op('OpIAdd', i32, base, self.m.i32(comp)) if base is not None else self.m.i32(comp)
         elif idx is None:
             idx = self.m.i32(0)
-        st = self.storage_type(f)
-        return self.op('OpAccessChain', self.m.pointer('StorageBuffer', self.t(st)),
-                       self.buffers[f], self.m.i32(0), idx)
+        return idx
 
     def vector_load(self, s):
         """Components of one vec2/vec4 field element read in the same block share one vector

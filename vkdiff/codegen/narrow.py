@@ -29,17 +29,7 @@ def _word_ptr(cg, s):
     """(pointer to the 32-bit word holding the element, bit offset of the element in it)."""
     f, m = s.buf, cg.m
     i32, u32 = cg.t(T.i32), cg.t(T.u32)
-    idx = None
-    for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
-        v = cg.values[ix]
-        idx = v if idx is None else cg.op('OpIAdd', i32, cg.op('OpIMul', i32, idx,
-                                                                cg.dim(f, k, n)), v)
-    comp = s.attrs.get('comp', 0)
-    if f.ncomp > 1:
-        base = cg.op('OpIMul', i32, idx, m.i32(f.ncomp)) if idx is not None else None
-        idx = cg.op('OpIAdd', i32, base, m.i32(comp)) if base is not None else m.i32(comp)
-    elif idx is None:
-        idx = m.i32(0)
+    idx = cg.element_index(s)
     per = 32 // f.dtype.bits
     word = cg.op('OpShiftRightArithmetic', i32, idx, m.i32(per.bit_length() - 1))
     lane = cg.op('OpBitcast', u32, cg.op('OpBitwiseAnd', i32, idx, m.i32(per - 1)))

@@ -66,10 +66,7 @@ class ArgArray:
 
     @property
     def ncomp(self):
-        k = 1
-        for e in self.elem_shape:
-            k *= e
-        return k
+        return self.buffer.ncomp
 
     def __repr__(self):
         return f'<ndarray argument {self.name}: {self.dtype} ndim={len(self.shape)}>'
