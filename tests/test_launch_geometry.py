@@ -204,3 +204,36 @@ def test_run_time_bound_unknown_on_the_host_is_a_small_grid_on_a_cpu_driver(monk
     bump()
     assert groups == [4]
     assert v.to_numpy().sum() == 100000
+
+
+@pytest.mark.parametrize('subgroups', [True, False])
+def test_known_short_loops_run_in_a_fitted_workgroup(subgroups):
+    """A loop whose trip count is known at compile time and below 128 runs in one workgroup of
+    the power of two that fits it (compiler.fitted_local_size; lavapipe runs idle invocations
+    too): elementwise results, contended sums (subgroup or shared-memory tree) and the adjoint
+    stay exact for every size around the powers of two."""
+    ti.init(**({} if subgroups else {'disable_features': ['subgroup_arithmetic']}))
+    x = ti.field(ti.f64, shape=200, needs_grad=True)
+    y = ti.field(ti.f64, shape=200, needs_grad=True)
+    loss = ti.field(ti.f64, shape=(), needs_grad=True)
+    xs = np.linspace(-1.0, 2.0, 200)
+    for n in (1, 2, 3, 7, 8, 9, 17, 32, 100, 127, 128, 129, 200):
+        @ti.kernel
+        def k():
+            for i in range(n):
+                y[i] = x[i] * 3.0
+                loss[None] += x[i] * x[i]
+
+        x.from_numpy(xs)
+        y.fill(0.0)
+        loss[None] = 0.0
+        k()
+        inst, _ = k.instance(())
+        assert inst.ctasks[0].local_size == min(128, 1 << (n - 1).bit_length()), n
+        np.testing.assert_array_equal(y.to_numpy()[:n], xs[:n] * 3.0)
+        assert loss[None] == pytest.approx((xs[:n] ** 2).sum(), rel=1e-14), n
+        x.grad.fill(0.0)
+        loss.grad[None] = 1.0
+        k.grad()
+        np.testing.assert_allclose(x.grad.to_numpy()[:n], 2 * xs[:n], rtol=1e-14)
+        assert not x.grad.to_numpy()[n:].any()

@@ -31,6 +31,7 @@ from .codegen.atomics import fields_needing_int_view
 from .codegen.spirv import LOCAL_SIZE, TaskCodegen
 from .errors import CompileError, VkdiffValueError, located
 from .passes import loop_limit as _loop_limit
+from .passes.host_eval import host_eval
 from .passes.lower import lower_task
 from .passes.reduction import optimize_reductions
 from .passes.tasks import split_tasks as _split_tasks
@@ -198,8 +199,9 @@ class TaskCode:
         # the trip count is known at compile time (no loads, no arguments)
         self.known = self.total is not None and all(
             x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
-        self.local_size = LOCAL_SIZE
-        self.asm = TaskCodegen(task, self.buffers, push, options.features, int_view).generate()
+        self.local_size = 1 if task.kind == 'serial' else fitted_local_size(self.total, self.known)
+        self.asm = TaskCodegen(task, self.buffers, push, options.features, int_view,
+                               self.local_size).generate()
         self.binary = None  # set by backend() once the SPIR-V tools ran
         # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
         # launched when the reduction ran as one workgroup, which then adds its sum itself
@@ -209,6 +211,20 @@ class TaskCode:
         if self.total is not None and task.loop.attrs.get('groups'):
             # a reduction: its partials have room for this many workgroups at most
             self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
+
+
+def fitted_local_size(total, known):
+    """Invocations per workgroup of a parallel task (a serial task's is 1): LOCAL_SIZE, or for a trip count known at
+    compile time below it, the power of two that fits it (a CPU driver runs every invocation
+    of a workgroup, active or not: a loop of 32 iterations in a 128-wide workgroup costs lavapipe
+    four times its work, and its workgroup sums wait at barriers for 16 SIMD rows, not 4)."""
+    n = host_eval(total, ()) if known else None
+    if n is None or n >= LOCAL_SIZE:
+        return LOCAL_SIZE
+    fit = 1
+    while fit < n:
+        fit *= 2
+    return fit
 
 
 def run_ir_passes(tasks, options, until=None):

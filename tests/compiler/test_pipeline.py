@@ -229,3 +229,30 @@ def test_options_carry_the_settings():
             d[i] = d[i] * 2.0
     with pytest.raises(CompileError, match='no 64-bit floats'):
         f64.ir()
+
+
+def test_known_short_loop_gets_a_fitted_workgroup():
+    """compiler.fitted_local_size: a trip count known at compile time below 128 gets the power of
+    two that fits it; unknown (an argument) or large trip counts get 128, serial tasks 1."""
+    x = ti.field(ti.f32, 300)
+    s = ti.field(ti.f32, ())
+
+    @ti.kernel
+    def short():
+        for i in range(20):
+            x[i] = 1.0
+
+    @ti.kernel
+    def by_arg(n: ti.i32):
+        for i in range(n):
+            x[i] = 1.0
+
+    @ti.kernel
+    def long_and_serial():
+        for i in range(300):
+            x[i] = 2.0
+        s[None] = 1.0
+
+    assert re.findall(r'LocalSize (\d+)', short.ir(after='codegen')) == ['32']
+    assert re.findall(r'LocalSize (\d+)', by_arg.ir(3, after='codegen')) == ['128']
+    assert re.findall(r'LocalSize (\d+)', long_and_serial.ir(after='codegen')) == ['128', '1']

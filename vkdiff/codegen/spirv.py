@@ -14,8 +14,12 @@ from .module import LOCAL_SIZE, Module
 
 
 class TaskCodegen(GlobalMemory):
-    def __init__(self, task, fields, push, features, float_atomic_fallback=()):
+    def __init__(self, task, fields, push, features, float_atomic_fallback=(),
+                 local_size=LOCAL_SIZE):
         self.task = task
+        # invocations per workgroup (compiler.fitted_local_size); a serial task runs on one
+        # invocation: a one-wide workgroup costs a CPU driver less
+        self.local_size = 1 if task.kind == 'serial' else local_size
         self.fields = fields                  # binding order
         self.push = push
         self.features = features
@@ -122,7 +126,7 @@ class TaskCodegen(GlobalMemory):
         self.gid = self.op('OpCompositeExtract', u32, gid3, '0')
         nwg3 = self.op('OpLoad', m.vector(u32, 3), self.nwg_var)
         nwg = self.nwg = self.op('OpCompositeExtract', u32, nwg3, '0')
-        self.stride = self.op('OpIMul', u32, nwg, m.u32(LOCAL_SIZE))
+        self.stride = self.op('OpIMul', u32, nwg, m.u32(self.local_size))
         self.rng = None
         if any(s.op == 'random' for s in ir.walk(self.task.body)):
             rng.init_rng(self)
@@ -144,9 +148,7 @@ class TaskCodegen(GlobalMemory):
             self.label(end)
         self.emit('OpReturn')
         m.entry.append(f'OpEntryPoint GLCompute {fn} "main" ' + ' '.join(self.interface))
-        # a serial task runs on one invocation: a one-wide workgroup costs a CPU driver less
-        size = 1 if self.task.kind == 'serial' else LOCAL_SIZE
-        m.modes.append(f'OpExecutionMode {fn} LocalSize {size} 1 1')
+        m.modes.append(f'OpExecutionMode {fn} LocalSize {self.local_size} 1 1')
         self.preserve_inf_nan(fn)
         m.functions += [f'{fn} = OpFunction {void} None {m.function_type(void)}',
                         f'{entry_label} = OpLabel', *self.vars, *self.lines, 'OpFunctionEnd']

@@ -1,7 +1,6 @@
 """Codegen: workgroup-level pieces — built-in invocation ids and the workgroup sum used by
 reductions (subgroup arithmetic where enabled, a shared-memory tree otherwise)."""
 from .. import types as T
-from .module import LOCAL_SIZE
 
 
 def builtin_x(cg, name):
@@ -41,8 +40,8 @@ def gen_wg_sum(cg, s):
     batch = s.attrs.get('batch')
     members = [s] if batch is None else [
         x for x in s.parent.stmts if x.op == 'wg_sum' and x.attrs.get('batch') == batch]
-    per = max(1, SHARED_BYTES // (s.dtype.nbytes * LOCAL_SIZE))
-    size = min(per, len(members)) * LOCAL_SIZE  # one array for all chunks of the batch
+    per = max(1, SHARED_BYTES // (s.dtype.nbytes * cg.local_size))
+    size = min(per, len(members)) * cg.local_size  # one array for all chunks of the batch
     for i in range(0, len(members), per):
         chunk = members[i:i + per]
         vals = [cg.values[x.args[0]] for x in chunk]
@@ -55,7 +54,7 @@ def gen_wg_sum(cg, s):
     return cg.values[s]
 
 
-# shared memory of one batch of workgroup sums (entries x LOCAL_SIZE): a quarter of lavapipe's
+# shared memory of one batch of workgroup sums (entries x cg.local_size): a quarter of lavapipe's
 # 32 KiB, half of the 16 KiB every Vulkan device has
 SHARED_BYTES = 8192
 
@@ -92,11 +91,11 @@ def _sums_tree(cg, dt, vals, size):
     add = 'OpFAdd' if dt.is_float else 'OpIAdd'
 
     def slot(k, i):
-        return cg.op('OpAccessChain', pw, sh, cg.op('OpIAdd', i32, i, m.i32(k * LOCAL_SIZE)))
+        return cg.op('OpAccessChain', pw, sh, cg.op('OpIAdd', i32, i, m.i32(k * cg.local_size)))
     for k, v in enumerate(vals):
         cg.emit(f'OpStore {slot(k, lid)} {v}')
     _barrier(cg)
-    half = LOCAL_SIZE // 2
+    half = cg.local_size // 2
     while half >= 1:
         end = _if(cg, cg.op('OpSLessThan', m.bool(), lid, m.i32(half)), 'red')
         upper = cg.op('OpIAdd', i32, lid, m.i32(half))
@@ -127,7 +126,7 @@ def _sums_subgroups(cg, dt, vals, size):
     nsg = cg.op('OpBitcast', i32, builtin_scalar(cg, 'NumSubgroups'))
 
     def slot(k, j):
-        return cg.op('OpAccessChain', pw, sh, cg.op('OpIAdd', i32, j, m.i32(k * LOCAL_SIZE)))
+        return cg.op('OpAccessChain', pw, sh, cg.op('OpIAdd', i32, j, m.i32(k * cg.local_size)))
     end = _if(cg, cg.op('OpGroupNonUniformElect', m.bool(), scope), 'sgw')
     for k, p in enumerate(parts):
         cg.emit(f'OpStore {slot(k, sgid)} {p}')
