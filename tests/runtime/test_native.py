@@ -252,6 +252,51 @@ def test_dependent_chain_of_2000_dispatches_in_one_batch(dev):
     assert (rows == expected).all()
 
 
+def test_submit_without_waiting(dev):
+    """submit(wait=False) queues the commands and returns; at most two submissions stay in
+    flight (a third submit waits for the oldest); wait() or submit() waits for all. A barrier
+    at the start of the next submission orders it after the previous one."""
+    steps, width = 40, 64
+    chain = """#version 450
+    layout(local_size_x = 64) in;
+    layout(set = 0, binding = 0) buffer A { uint a[]; };
+    layout(push_constant) uniform P { uint k; } pc;
+    void main() {
+        uint i = gl_LocalInvocationID.x;
+        a[pc.k * 64u + i] = a[(pc.k - 1u) * 64u + i] * 3u + pc.k;
+    }
+    """
+    buf = dev.buffer(4 * width * (steps + 1))
+    rows = u32(buf).reshape(steps + 1, width)
+    rows[0] = np.arange(width, dtype=np.uint32)
+    algo = dev.algorithm([buf], glsl(chain), 4)
+    b = dev.batch()
+    b.upload(buf)
+    seen = []
+    for k in range(1, steps + 1):
+        b.barrier()
+        b.dispatch(algo, 1, struct.pack("<I", k))
+        b.submit(wait=False)
+        seen.append((b.pending, b.inflight))
+    assert seen[0] == (0, 1) and all(s == (0, 2) for s in seen[1:])
+    b.barrier()
+    b.download(buf)
+    b.submit(wait=False)
+    b.wait()
+    assert b.inflight == 0
+    expected = np.empty_like(rows)
+    expected[0] = np.arange(width, dtype=np.uint32)
+    for k in range(1, steps + 1):
+        expected[k] = expected[k - 1] * np.uint32(3) + np.uint32(k)
+    assert (rows == expected).all()
+    b.barrier()
+    b.dispatch(algo, 1, struct.pack("<I", 1))
+    b.submit(wait=False)
+    b.submit()  # nothing recorded: waits for what is in flight
+    assert b.inflight == 0
+    b.wait()  # nothing in flight: no-op
+
+
 def test_kernel_without_buffers(dev):
     noop = """#version 450
     layout(local_size_x = 1) in;

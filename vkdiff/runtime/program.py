@@ -1,8 +1,12 @@
 """Runtime stage: the one Vulkan device, field storage resident on it, and the batched command
-queue. Launches are recorded into one Kompute sequence and submitted at sync points; a global
-memory barrier is recorded only between commands that depend on each other (read-after-write,
-write-after-write, write-after-read on the same buffer)."""
+queue. Launches are recorded into a Kompute sequence; once it has been recording for KICK_SECONDS
+it is submitted without waiting (the device runs it while the host records the next), and at
+sync points the rest is submitted and waited for. A global memory barrier is recorded only
+between commands that depend on each other (read-after-write, write-after-write, write-after-read
+on the same buffer), across submissions too: the sets of buffers read and written since the last
+barrier are only forgotten once everything submitted has finished."""
 import os
+import time
 
 import numpy as np
 
@@ -18,6 +22,13 @@ def _load_native():
             'what is missing; from a checkout, `bash tools/setup.sh` (or `pip install -e .`) '
             'builds it') from None
     return _vkrt
+
+
+# How long launches are recorded before the sequence is submitted without waiting (as Taichi's
+# Vulkan runtime does, 2 ms there): long enough that a submission's own cost is small beside its
+# commands', short enough that the device starts early. VKDIFF_KICK_MS overrides (0: after every
+# launch; a negative value: never, only at sync points).
+KICK_SECONDS = float(os.environ.get('VKDIFF_KICK_MS', 1.0)) / 1000
 
 
 class Storage:
@@ -83,6 +94,7 @@ class Runtime:
         self.read = set()     # buffers read since the last barrier
         self.staged = set()   # storages whose staging memory pending commands use
         self.launches = 0
+        self.recording_since = None  # perf_counter() of the first command since a submission
         self.status_checks = []  # (Storage, check()): device status read back at every sync
 
     # -------------------------------------------------------------- recording
@@ -118,18 +130,24 @@ class Runtime:
             st.state = 'device'
         self._hazard(reads, writes)
         self.batch.dispatch(algo, groups, push)
-        if self.batch.pending > 4096:
-            self.flush()
+        now = time.perf_counter()
+        if self.recording_since is None:
+            self.recording_since = now
+        if (KICK_SECONDS >= 0 and now - self.recording_since >= KICK_SECONDS) or \
+                self.batch.pending > 4096:
+            self.batch.submit(False)  # queued; the hazard sets still hold what it does
+            self.recording_since = None
 
     def flush(self):
         """Submit what is recorded and wait. Status fields written since the last sync (e.g. the
         loop-limit flag) are read back with it; their checks run last and may raise."""
-        checks = [c for c in self.status_checks if c[0].state == 'device'] \
-            if self.batch.pending else ()
+        busy = self.batch.pending or self.batch.inflight
+        checks = [c for c in self.status_checks if c[0].state == 'device'] if busy else ()
         for st, _ in checks:
             self.download(st)
-        if self.batch.pending:
-            self.batch.submit()
+        if busy:
+            self.batch.submit()  # and wait for it and everything submitted before
+        self.recording_since = None
         self.written.clear()
         self.read.clear()
         self.staged.clear()

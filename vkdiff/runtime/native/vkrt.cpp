@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 
@@ -218,6 +219,12 @@ struct Ctx {
         std::lock_guard<std::mutex> lock(queue_mutex);
         seq.evalAsync();
         seq.evalAwait();
+    }
+
+    void start(kp::Sequence& seq)  // submit only; may run without the GIL
+    {
+        std::lock_guard<std::mutex> lock(queue_mutex);
+        seq.evalAsync();
     }
 
     std::shared_ptr<kp::Tensor> tensor(uint64_t nbytes)
@@ -418,11 +425,24 @@ struct PyBatch {
         recording().record(ctx->barrier);
         pending++;
     }
-    void submit()
+    // Submissions not yet waited for, oldest first (submit(wait=False)); at most kMaxInflight:
+    // the host records the next commands while the device runs these.
+    std::deque<std::shared_ptr<kp::Sequence>> inflight;
+    static constexpr size_t kMaxInflight = 2;
+
+    // Submit what is recorded. wait=True: then wait for it and every earlier submission (the
+    // host may read what they wrote). wait=False: return once it is queued; a later
+    // submit(wait=True) or wait() waits for it. Barriers between commands of different
+    // submissions are the caller's, as within one (Batch.barrier); each submission ends with
+    // a barrier to the host.
+    void submit(bool wait)
     {
         ctx->check_open();
         if (busy) fail("this Batch is being submitted by another thread");
-        if (!seq || !pending) return;
+        if (!seq || !pending) {
+            if (wait) this->wait();
+            return;
+        }
         std::shared_ptr<kp::Sequence> s = std::move(seq);
         bound = nullptr;
         pending = 0;
@@ -430,16 +450,64 @@ struct PyBatch {
         busy = true;
         try {
             py::gil_scoped_release nogil;
-            ctx->run(*s);
+            while (!wait && inflight.size() >= kMaxInflight) await_oldest();
+            try {
+                ctx->start(*s);
+            } catch (...) {
+                s->destroy();
+                throw;
+            }
+            inflight.push_back(s);
+            while (wait && !inflight.empty()) await_oldest();
         } catch (...) {
             busy = false;
-            s->destroy();
+            abandon();
             throw;
         }
         busy = false;
+    }
+
+    void wait()
+    {
+        ctx->check_open();
+        if (busy) fail("this Batch is being submitted by another thread");
+        busy = true;
+        try {
+            py::gil_scoped_release nogil;
+            while (!inflight.empty()) await_oldest();
+        } catch (...) {
+            busy = false;
+            abandon();
+            throw;
+        }
+        busy = false;
+    }
+
+    void await_oldest()
+    {
+        std::shared_ptr<kp::Sequence> s = inflight.front();
+        s->evalAwait();
+        inflight.pop_front();
         // kp's command pool lacks RESET_COMMAND_BUFFER, so a used command
         // buffer cannot be begun again: the next record makes a new Sequence.
         s->destroy();
+    }
+
+    void abandon()  // after an error: nothing may still run when the sequences are freed
+    {
+        if (!inflight.empty() && !ctx->closed) vkQueueWaitIdle(*ctx->queue);
+        for (auto& s : inflight) s->destroy();
+        inflight.clear();
+    }
+
+    ~PyBatch()
+    {
+        try {
+            if (!ctx->closed)
+                while (!inflight.empty()) await_oldest();
+        } catch (...) {
+            abandon();
+        }
     }
 };
 
@@ -700,7 +768,9 @@ PYBIND11_MODULE(_vkrt, m)
       .def("download", [](PyBatch& s, PyBuffer& b) { s.copy(b, false); }, py::arg("buf"))
       .def("dispatch", &PyBatch::dispatch, py::arg("algo"), py::arg("groups_x"), py::arg("push"))
       .def("barrier", &PyBatch::barrier)
-      .def("submit", &PyBatch::submit)
+      .def("submit", &PyBatch::submit, py::arg("wait") = true)
+      .def("wait", &PyBatch::wait)
+      .def_property_readonly("inflight", [](const PyBatch& b) { return b.inflight.size(); })
       .def_readonly("pending", &PyBatch::pending);
 
     py::class_<PyDevice>(m, "Device")
