@@ -95,6 +95,9 @@ class Runtime:
         self.staged = set()   # storages whose staging memory pending commands use
         self.launches = 0
         self.recording_since = None  # perf_counter() of the first command since a submission
+        # a native module built before Batch.wait (a checkout not rebuilt yet) only submits
+        # and waits: every submission is then a sync point
+        self.can_kick = hasattr(self.batch, 'wait')
         self.status_checks = []  # (Storage, check()): device status read back at every sync
 
     # -------------------------------------------------------------- recording
@@ -135,13 +138,17 @@ class Runtime:
             self.recording_since = now
         if (KICK_SECONDS >= 0 and now - self.recording_since >= KICK_SECONDS) or \
                 self.batch.pending > 4096:
+            if not self.can_kick:
+                if self.batch.pending > 4096:
+                    self.flush()
+                return
             self.batch.submit(False)  # queued; the hazard sets still hold what it does
             self.recording_since = None
 
     def flush(self):
         """Submit what is recorded and wait. Status fields written since the last sync (e.g. the
         loop-limit flag) are read back with it; their checks run last and may raise."""
-        busy = self.batch.pending or self.batch.inflight
+        busy = self.batch.pending or (self.can_kick and self.batch.inflight)
         checks = [c for c in self.status_checks if c[0].state == 'device'] if busy else ()
         for st, _ in checks:
             self.download(st)
