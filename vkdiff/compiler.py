@@ -10,7 +10,8 @@ through these functions, then binds and launches what `backend` returns.
   split_tasks  the kernel body -> tasks, one compute dispatch each (passes/tasks.py)
   adjoint      tasks -> their reverse-mode adjoint tasks (autodiff/reverse.py)
   tangent      tasks -> their forward-mode tangent tasks (autodiff/forward.py)
-  lower        f64 math, wide types, checks against the device's features (passes/lower.py)
+  lower        prints into device-log appends (passes/device_log.py), f64 math, wide types,
+               checks against the device's features (passes/lower.py)
   reductions   accumulations into workgroup sums and partials (passes/reduction.py)
   loop_limit   unrolling and loop guards on a driver with a loop limiter (passes/loop_limit.py)
   codegen      SPIR-V assembly (codegen/spirv.py), then spirv-as/spirv-opt (codegen/tools.py)
@@ -31,6 +32,7 @@ from .codegen.atomics import fields_needing_int_view
 from .codegen.spirv import LOCAL_SIZE, TaskCodegen
 from .errors import CompileError, VkdiffValueError, located
 from .passes import loop_limit as _loop_limit
+from .passes.device_log import DeviceLog, lower_prints
 from .passes.lower import lower_task
 from .passes.reduction import optimize_reductions
 from .passes.tasks import split_tasks as _split_tasks
@@ -48,6 +50,8 @@ class CompileOptions:
     iterations per invocation and the workgroups a reduction uses. loop_status: a callable
     returning the status Buffer the loop guards store into (the API layer makes it and reads it
     back after launches; without one, each guarded task gets a temporary of its own).
+    device_log: a callable returning the passes.device_log.DeviceLog that `print` statements
+    append records to (the API layer binds and reads it; without one, a fresh one per task).
     print_ir: the names of the passes whose output is printed to stderr."""
     device_name: str = 'offline'
     features: dict = dataclasses.field(default_factory=dict)
@@ -63,6 +67,7 @@ class CompileOptions:
     default_ip: T.DataType = T.i32
     print_ir: frozenset = frozenset()
     loop_status: Optional[Callable] = None
+    device_log: Optional[Callable] = None
 
 
 def lavapipe_like(**changes):
@@ -147,7 +152,9 @@ def tangent(tasks, name, options):
 
 
 def lower(task, options):
-    """Pass lower, on one task (changed in place, and returned)."""
+    """Pass lower, on one task (changed in place, and returned): `print` statements become
+    appends to the device log (passes/device_log.py), then the op lowerings and feature checks."""
+    lower_prints(task, options.device_log or DeviceLog)
     lower_task(task, options.features)
     return task
 
