@@ -90,7 +90,8 @@ def format_value(spec, v):
             s = s.upper() if conv == 'A' else s
             return _pad(s, flags, width)
         return spec % v
-    return spec % int(v)
+    s = spec % int(v)
+    return s.replace('0o', '0', 1) if conv == 'o' else s  # C's '#o' is 017, Python's 0o17
 
 
 def _hexfloat(v, flags):
