@@ -256,3 +256,19 @@ def test_compile_time_fstring_stays_a_string():
         return n
 
     assert k() == 2
+
+
+def test_prints_come_out_when_a_debug_check_fails(capfd):
+    ti.init(debug=True)
+    x = ti.field(ti.i32, shape=4)
+
+    @ti.kernel
+    def k(i: ti.i32):
+        print("before", i)
+        x[i] = 1
+
+    with pytest.raises(IndexError):
+        k(7)
+    assert lines(capfd) == ['before 7']
+    k(2)
+    assert lines(capfd) == ['before 2'] and x[2] == 1
