@@ -71,6 +71,8 @@ def test_sep_end_fstring_and_format(capfd):
         print("{:+.3e} {:10.2f}|{:-8d}|{:08.3f}".format(y, y, x, y))
         print("{:o} {:X} {:u}".format(u, u, u))
         print([1, y], (x,), [])
+        print(f"list {[x, 2]}", *[x, u], sep=",")
+        print()
 
     k(666, 233.3, 0.1, 255)
     ti.sync()
@@ -80,7 +82,9 @@ def test_sep_end_fstring_and_format(capfd):
                             '666 and 233.300 and 255',
                             '+2.333e+02     233.30|666     |0233.300',
                             '377 FF 255',
-                            '[1, 233.300003] [666] []']
+                            '[1, 233.300003] [666] []',
+                            'list [666, 2],666,255',
+                            '']
 
 
 def test_func_serial_loop_order_and_special_values(capfd):
