@@ -179,7 +179,8 @@ def reductions(task, options):
     """Pass reductions: one task -> the tasks it becomes."""
     return optimize_reductions(task, options.features, options.reduction_groups,
                                options.cpu_driver,
-                               options.limits.get('max_storage_buffers_per_stage'))
+                               options.limits.get('max_storage_buffers_per_stage'),
+                               one_group=LOCAL_SIZE)
 
 
 def loop_limit(task, options):

@@ -194,8 +194,18 @@ def test_options_pick_the_code():
         inst, _ = k.instance(args)
         check_tasklist(inst)
         assert expect in k.ir(after='codegen')
-    assert 'value=1024' in k.ir(after='reductions')
     assert all(ct.per_thread == 1 for ct in inst.ctasks)
+    # partials for 1024 workgroups, for a loop that may need more than one (its 64 iterations
+    # fit one workgroup: that one applies its sum itself, no partials)
+    big = ti.field(ti.f32, 300)
+    total = ti.field(ti.f32, ())
+
+    @ti.kernel
+    def reduce_big():
+        for i in big:
+            total[None] += big[i]
+    assert 'value=1024' in reduce_big.ir(after='reductions')
+    assert 'partials' not in k.ir(after='reductions')
 
 
 def test_options_carry_the_settings():

@@ -15,6 +15,7 @@ import os
 from .. import ir
 from .. import types as T
 from ..irbuild import Builder
+from .host_eval import host_eval
 
 
 def _invariant(s, loop):
@@ -61,11 +62,14 @@ def _candidates(task):
     return out
 
 
-def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
+def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_group=None):
     """Returns the list of tasks replacing `task` (itself, plus finishing tasks). Iterations are
     walked in contiguous chunks per invocation where that pays: always on a CPU driver (repeated
     indices, cached loads), and on a GPU only for segmented accumulation (otherwise the grid
-    stride keeps neighbouring invocations on neighbouring elements: coalesced loads)."""
+    stride keeps neighbouring invocations on neighbouring elements: coalesced loads).
+    one_group: a loop whose trip count is known at compile time and at most this always runs as
+    one workgroup (compiler.fitted_local_size): it applies its sums itself, with no partials and
+    no finishing task."""
     if task.kind != 'parallel' or task.loop.attrs.get('groups'):
         return [task]
     cands = _candidates(task)
@@ -76,8 +80,10 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
         split = _split_by_rate(task, cands)
         if split is not None:
             return [t for part in split
-                    for t in optimize_reductions(part, features, groups, cpu, max_fields)]
+                    for t in optimize_reductions(part, features, groups, cpu, max_fields,
+                                                 one_group)]
     loop = task.loop
+    known = _known_total(loop) if one_group is not None else None
     loop.attrs['groups'] = groups
     uniform = [s for s in cands if all(_invariant(i, loop) for i in s.indices)]
     blocked = cpu or len(uniform) < len(cands)
@@ -92,9 +98,10 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
     # maxPerStageDescriptorStorageBuffers (32 on lavapipe), or the dispatch crashes
     # run as one workgroup, the task applies its sums itself, if it may bind their targets too
     direct = max_fields is None or len(task.buffers()) + len(set(acc_types)) <= max_fields
+    single = direct and known is not None and known <= one_group
     partials = {}
     for acc_t in acc_types:
-        if acc_t not in partials:
+        if acc_t not in partials and not single:
             n = acc_types.count(acc_t)
             partials[acc_t] = (_partials_field(task, len(partials), acc_t, groups * n), [0])
     sums = []  # (accumulator, its type, target, partials field, base slot)
@@ -107,7 +114,7 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
         pos += 3
         target = (s.buf, s.attrs['comp'], s.attrs['fn'], list(s.indices))
         _replace_with_accumulate(s, acc, acc_t)
-        pf, used = partials[acc_t]
+        pf, used = partials.get(acc_t, (None, [0]))
         base = used[0] * groups
         used[0] += 1
         sums.append((acc, acc_t, target, pf, base))
@@ -122,14 +129,26 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
                       for v, (acc, acc_t, *_) in zip(loads, chunk)]
             for total, (acc, acc_t, target, pf, base) in zip(totals, chunk):
                 is0 = b.eq(b.emit('local_index', T.i32), 0)
-                b.emit('if', None, [is0], blocks=[_store_partial(target, total, acc_t, pf, base,
-                                                                 groups, direct), ir.Block()])
+                if single:
+                    then = ir.Block()
+                    _apply(then, target, total, acc_t)
+                else:
+                    then = _store_partial(target, total, acc_t, pf, base, groups, direct)
+                b.emit('if', None, [is0], blocks=[then, ir.Block()])
     for s in cands:
         if s not in uniform:
             pos = _segmented(task, s, pos)
     if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
-    return [task] + _finish_tasks(task, finishing, groups, direct)
+    return [task] + ([] if single else _finish_tasks(task, finishing, groups, direct))
+
+
+def _known_total(loop):
+    """The loop's trip count when it is known at compile time (no loads, no arguments)."""
+    total = loop.args[0]
+    if any(x.op in ('gload', 'arg') for x in ir.dependencies([total])):
+        return None
+    return host_eval(total, ())
 
 
 def _batches(sums):
