@@ -12,7 +12,9 @@ other one in a fresh process, headless, with `import taichi` resolving to vkdiff
 (TI_GUI_SHOW=0) and VKDIFF_GUI_MAX_FRAMES=N makes `gui.running` False after N frames and a
 later show() end the program, so `while gui.running` and `while True` loops both stop. Each
 example runs in an empty temporary directory (files it writes go there), with `random` and
-`numpy.random` seeded, matplotlib on its Agg backend, and a per-example timeout.
+`numpy.random` seeded, matplotlib on its Agg backend, and a per-example timeout. Packages some
+examples import but neither environment has (matplotlib) can be added with --extra-site DIR
+(`pip install --target DIR matplotlib`), appended to both backends' sys.path.
 
 The same example then runs under Taichi's CPU backend (ti.init forced to arch=ti.cpu, its GUI
 off-screen and stopped after the same number of frames) and the two are compared: every field
@@ -47,6 +49,7 @@ from taichi_harness import (DEFAULT_TAICHI_PYTHON, alias_vkdiff, import_taichi, 
 # Command-line arguments that select an example's ti.GUI path over its GGUI one.
 ARGV = {'simulation/implicit_fem.py': ['--gui', 'cpu']}
 RTOL = 1e-3
+CACHE_VERSION = 2  # raise when the worker's results change meaning
 NOISE = re.compile(r'^\s*(\[Taichi\]|\[vkdiff|\[[IWED] \d|\[W |\[I |.*Warning|warnings\.warn)')
 TIMING = re.compile(r'\b(time|times|sec|secs|seconds|fps|ms|elapsed|took)\b', re.I)
 NUMBER = re.compile(r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf', re.I)
@@ -97,6 +100,8 @@ def collect_arrays(ti, g, kinds):
 
 def worker(backend, path, frames, out, examples_root):
     import random
+    for d in filter(None, os.environ.get('TIEX_EXTRA_SITE', '').split(os.pathsep)):
+        sys.path.append(d)  # after the venv's own packages (its numpy wins)
     random.seed(0)
     np.random.seed(0)
     if backend == 'vkdiff':
@@ -122,13 +127,18 @@ def worker(backend, path, frames, out, examples_root):
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise RuntimeError(f'exit({e.code!r})') from e
-        ti.sync()
+        try:
+            ti.sync()
+        except Exception as e:  # Taichi: an example that never called ti.init()
+            if 'init()' not in str(e):
+                raise
     except BaseException as e:  # report it: the table shows the first line
         import traceback
         tb = traceback.extract_tb(e.__traceback__)
         where = next((f'{os.path.basename(fr.filename)}:{fr.lineno}' for fr in reversed(tb)
                       if fr.filename == path), '')
-        first = (str(e).strip().splitlines() or [''])[0]
+        lines = [x for x in str(e).strip().splitlines() if x.strip()] or ['']
+        first = lines[-1].strip() if lines[0].startswith('File "') else lines[0]  # located
         res['error'] = f'{type(e).__name__}: {first}'[:200] + (f' ({where})' if where else '')
         res['traceback'] = traceback.format_exc()[-3000:]
     res['elapsed'] = time.perf_counter() - t0
@@ -167,11 +177,14 @@ def static_notes(src):
     return skip, nondet
 
 
+EXTRA_SITE = ''
+
+
 def run_one(python, backend, path, frames, timeout, examples_root):
     tmp = tempfile.mkdtemp(prefix=f'tiex-{backend}-')
     out = os.path.join(tmp, '_result')
     env = {'TI_GUI_SHOW': '0', 'VKDIFF_GUI_MAX_FRAMES': str(frames), 'MPLBACKEND': 'Agg',
-           'PYTHONUNBUFFERED': '1'}
+           'PYTHONUNBUFFERED': '1', 'TIEX_EXTRA_SITE': EXTRA_SITE}
     t0 = time.perf_counter()
     r = run_worker(python, [os.path.abspath(__file__), '--worker', backend, path, str(frames),
                             out, examples_root], backend, tmp, timeout, env)
@@ -262,7 +275,8 @@ def compare(v, t, u=None):
 
 def cached_taichi(cache, python, arch, path, rel, frames, timeout, examples_root):
     """Taichi's run of an example on arch ('cpu' or 'vulkan'), cached by source and frames."""
-    key = hashlib.sha1(open(path, 'rb').read() + f'{arch}{frames}{ARGV.get(rel)}'.encode())
+    key = hashlib.sha1(open(path, 'rb').read() + f'{CACHE_VERSION}{arch}{frames}'
+                       f'{ARGV.get(rel)}{EXTRA_SITE}'.encode())
     f = os.path.join(cache, key.hexdigest()[:20] + '.npz') if cache else None
     if f and os.path.exists(f):
         with np.load(f, allow_pickle=False) as z:
@@ -290,9 +304,14 @@ def main():
     ap.add_argument('--no-vulkan-reference', action='store_true',
                     help="when vkdiff differs from Taichi CPU, do not run Taichi's Vulkan "
                          "backend to tell float round-off from a wrong result")
+    ap.add_argument('--extra-site', default='',
+                    help='directories appended to both backends\' sys.path, for packages some '
+                         'examples import (e.g. pip install --target DIR matplotlib)')
     ap.add_argument('--json', default='', help='also write the table as JSON here')
     ap.add_argument('-v', '--verbose', action='store_true', help="print each error's traceback")
     args = ap.parse_args()
+    global EXTRA_SITE
+    EXTRA_SITE = args.extra_site
     root = taichi_examples_root(args.taichi_python)
     if root is None:
         sys.exit(f'no taichi installation found for {args.taichi_python}: install taichi==1.7.4 '
