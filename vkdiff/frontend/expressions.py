@@ -17,7 +17,7 @@ from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_fi
                           _struct_copy)
 from ..errors import CompileError, TaichiSyntaxError, TaichiTypeError, VkdiffError, with_call_site
 from .context import Value, current, error
-from .lvalues import LocalVar, MatrixLValue, field_lvalue
+from .lvalues import LocalList, LocalVar, MatrixLValue, field_lvalue
 
 _BINOPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv',
            ast.Mod: 'mod', ast.Pow: 'pow', ast.BitAnd: 'band', ast.BitOr: 'bor', ast.BitXor: 'bxor',
@@ -33,6 +33,8 @@ class ExpressionBuilder:
         """What a bound name evaluates to (locals are loaded)."""
         if isinstance(value, (LocalVar, MatrixLValue)) or _is_struct_lv(value):
             return value.load()
+        if isinstance(value, LocalList):
+            return [self.read(e) for e in value]
         return value
 
     def build_Name(self, node):
