@@ -21,7 +21,7 @@ off-screen and stopped after the same number of frames) and the two are compared
 (and ndarray) reachable from the example's globals at the end, and the numbers it printed,
 within a relative tolerance (float atomics sum in a different order). An example that draws
 random numbers on the device (ti.random) is "not deterministic": vkdiff's generator is not
-Taichi's. Where vkdiff differs from Taichi CPU, Taichi's own Vulkan backend (same lavapipe
+Taichi's; so is one that differs and reads the wall clock (its state depends on run time). Where vkdiff differs from Taichi CPU, Taichi's own Vulkan backend (same lavapipe
 device) is run too, as the yardstick for float round-off: "yes, to round-off" means vkdiff
 differs from Taichi CPU in no more values, and by no more, than 3x what Taichi Vulkan does
 (chaotic programs such as a Julia set amplify last-bit differences). Taichi's results are
@@ -177,6 +177,11 @@ def static_notes(src):
     return skip, nondet
 
 
+def uses_clock(src):
+    """Whether the example reads the wall clock (its results may depend on how fast it runs)."""
+    return re.search(r'\btime\.(time|time_ns|perf_counter)\(', src) is not None
+
+
 EXTRA_SITE = ''
 
 
@@ -324,7 +329,8 @@ def main():
     for rel in examples:
         path = os.path.join(root, rel)
         with open(path) as f:
-            skip, nondet = static_notes(f.read())
+            src = f.read()
+        skip, nondet = static_notes(src)
         row = {'example': rel, 'runs': None, 'match': None, 'detail': '', 'time': None,
                'taichi_time': None}
         if skip:
@@ -364,6 +370,9 @@ def main():
                 u = cached_taichi(args.cache, args.taichi_python, 'vulkan', path, rel,
                                   args.frames, args.timeout, root)
                 row['match'], row['detail'] = compare(v, t, u)
+            if row['match'] in ('no', 'yes, to round-off') and uses_clock(src):
+                row['match'] = 'not deterministic'
+                row['detail'] = 'reads the wall clock (time.time...); ' + row['detail']
         rows.append(row)
         print(f'  {rel}: {row["runs"]} | {row["match"]} {row["detail"]}', file=sys.stderr)
     print_table(rows, args.frames)
@@ -391,7 +400,7 @@ def print_table(rows, frames):
     nondet = sum(r['match'] == 'not deterministic' for r in rows)
     print(f'{n} examples: {skipped} skipped (ti.ui), {ran} of {n - skipped} run on vkdiff; '
           f'{match} match Taichi CPU, {roundoff} more to round-off, {nondet} not '
-          f'deterministic (ti.random)')
+          f'deterministic (ti.random, wall clock)')
 
 
 if __name__ == '__main__':
