@@ -1,5 +1,5 @@
 """tools/run_taichi_examples.py's worker on a small Taichi-style program (no side venv needed):
-`import taichi` resolves to vkdiff, VKDIFF_GUI_MAX_FRAMES stops a `while True` GUI loop after N
+`import taichi` resolves to vkdiff (`taichi.examples.*` to the examples folder), VKDIFF_GUI_MAX_FRAMES stops a `while True` GUI loop after N
 frames, the example's fields and printed numbers come back, and two runs compare equal."""
 import os
 import sys
@@ -14,6 +14,7 @@ import run_taichi_examples as tool  # noqa: E402
 PROGRAM = '''
     import taichi as ti
     import taichi.math as tm
+    from taichi.examples.helpers.consts import K   # a module in the examples folder
 
     ti.init(arch=ti.gpu)
     x = ti.field(float, shape=8)
@@ -22,7 +23,7 @@ PROGRAM = '''
     @ti.kernel
     def step(k: int):
         for i in x:
-            x[i] += tm.sqrt(float(i)) * k
+            x[i] += tm.sqrt(float(i)) * k * K
 
 
     gui = ti.GUI('test', res=(16, 16))
@@ -39,6 +40,8 @@ PROGRAM = '''
 def test_worker_runs_a_taichi_program_for_n_frames(tmp_path):
     path = tmp_path / 'prog.py'
     path.write_text(textwrap.dedent(PROGRAM))
+    (tmp_path / 'helpers').mkdir()
+    (tmp_path / 'helpers' / 'consts.py').write_text('K = 1.0\n')
     res = tool.run_one(sys.executable, 'vkdiff', str(path), 3, 300, str(tmp_path))
     assert res.get('error') is None, res.get('traceback') or res['stderr'][-2000:]
     # frames 1..3 ran step(); the 4th step ran, then its show() ended the program

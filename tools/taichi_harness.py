@@ -15,6 +15,7 @@ dependency.
 """
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import subprocess
@@ -42,9 +43,12 @@ class _TaichiAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             base = os.path.join(self.examples_root, *sub)
             if os.path.isdir(base):
                 init = os.path.join(base, '__init__.py')
-                return importlib.util.spec_from_file_location(
-                    name, init if os.path.exists(init) else None,
-                    submodule_search_locations=[base])
+                if os.path.exists(init):
+                    return importlib.util.spec_from_file_location(
+                        name, init, submodule_search_locations=[base])
+                spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+                spec.submodule_search_locations = [base]  # a namespace package
+                return spec
             if os.path.exists(base + '.py'):
                 return importlib.util.spec_from_file_location(name, base + '.py')
             return None
