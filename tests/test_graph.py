@@ -39,9 +39,40 @@ def test_graph_runs_dispatches_in_order():
         g.run({'x': x, 'm': m})
     with pytest.raises(RuntimeError, match="'s'"):
         g.run({'x': x, 's': x, 'm': m})
-    with pytest.raises(RuntimeError, match='ndim=1'):
+    with pytest.raises(RuntimeError, match='compiled for argument x with ndim=1'):
         g.run({'x': ti.ndarray(ti.math.vec2, shape=(2, 2)), 's': 1.0, 'm': m})
+    with pytest.raises(RuntimeError, match='but got an ndarray with dtype=f32'):
+        g.run({'x': ti.ndarray(ti.f32, shape=5), 's': 1.0, 'm': m})
     with pytest.raises(RuntimeError, match='tag'):
         ti.graph.Arg('ndarray', 'x')
     with pytest.raises(NotImplementedError, match='texture'):
         ti.graph.Arg(ti.graph.ArgKind.TEXTURE, 't')
+
+
+def test_graph_args_checked_against_kernels_at_dispatch():
+    @ti.kernel
+    def k(pos: ti.types.ndarray(dtype=ti.f32, ndim=1), val: ti.f32):
+        for i in pos:
+            pos[i] = val
+
+    @ti.kernel
+    def k2(v: ti.f32):
+        pass
+
+    nd = ti.graph.ArgKind.NDARRAY
+    with pytest.raises(ti.TaichiCompilationError, match="annotated ndim"):
+        ti.graph.GraphBuilder().dispatch(k, ti.graph.Arg(nd, 'p', ti.f32, ndim=2),
+                                         ti.graph.Arg(ti.graph.ArgKind.SCALAR, 'v', ti.f32))
+    with pytest.raises(ti.TaichiCompilationError, match="annotated dtype"):
+        ti.graph.GraphBuilder().dispatch(k, ti.graph.Arg(nd, 'p', ti.i32, 1),
+                                         ti.graph.Arg(ti.graph.ArgKind.SCALAR, 'v', ti.f32))
+    with pytest.raises(ti.TaichiCompilationError, match="annotated dtype"):
+        ti.graph.GraphBuilder().dispatch(k, ti.graph.Arg(nd, 'p', ti.f32, 1),
+                                         ti.graph.Arg(ti.graph.ArgKind.SCALAR, 'v', ti.i32))
+    b = ti.graph.GraphBuilder()
+    b.dispatch(k, ti.graph.Arg(nd, 'p', ti.f32, 1), 2.5)     # a constant argument
+    with pytest.raises(RuntimeError, match="'p' is used for two"):
+        b.create_sequential().dispatch(k2, ti.graph.Arg(ti.graph.ArgKind.SCALAR, 'p', ti.f32))
+    a = ti.ndarray(ti.f32, shape=3)
+    b.compile().run({'p': a})
+    assert (a.to_numpy() == 2.5).all()

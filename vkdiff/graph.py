@@ -8,7 +8,8 @@ Textures (ArgKind.TEXTURE / RWTEXTURE) are not supported: vkdiff has no texture 
 """
 import enum
 
-from .errors import TaichiRuntimeError, UnsupportedError
+from . import types as T
+from .errors import CompileError, TaichiRuntimeError, UnsupportedError
 
 
 class ArgKind(enum.Enum):
@@ -41,15 +42,56 @@ class Arg:
         return f'ti.graph.Arg({self.tag.name}, {self.name!r})'
 
 
+def _elem(dtype):
+    """(scalar DataType or None, element shape or None) of an Arg's or annotation's dtype."""
+    from .lang.ndarray import _element_type
+    return (None, None) if dtype is None else _element_type(dtype)
+
+
+def _check_against_kernel(kernel_fn, args):
+    """Taichi compiles a kernel for the graph's Args at dispatch: an Arg whose ndim or dtype
+    differs from the kernel's annotation is a compile error there."""
+    from .lang.ndarray import NdarrayType
+    sig = getattr(kernel_fn, 'sig', None)
+    if sig is None:
+        return
+    for p, a in zip(sig.parameters.values(), args):
+        if not isinstance(a, Arg):
+            continue
+        ann = p.annotation
+        if a.tag is ArgKind.NDARRAY and isinstance(ann, NdarrayType):
+            if ann.ndim is not None and a.ndim is not None and a.ndim != ann.ndim:
+                raise CompileError(f"graph argument {a.name!r}: ndim={a.ndim} doesn't match "
+                                   f"kernel's annotated ndim={ann.ndim}")
+            (ad, aes), (kd, kes) = _elem(a.dtype), _elem(ann.dtype)
+            if ad is not None and kd is not None and (ad is not kd or (
+                    aes is not None and kes is not None and aes != kes)):
+                raise CompileError(f"graph argument {a.name!r}: dtype {a.dtype} doesn't match "
+                                   f"kernel's annotated dtype {ann.dtype}")
+        elif a.tag is ArgKind.SCALAR and isinstance(ann, T.DataType) and a.dtype is not None:
+            if T.resolve(a.dtype) is not ann:
+                raise CompileError(f"graph argument {a.name!r}: dtype {a.dtype} doesn't match "
+                                   f"kernel's annotated dtype {ann}")
+
+
 class Sequential:
     """An ordered list of dispatches (GraphBuilder.create_sequential())."""
 
-    def __init__(self):
+    def __init__(self, names=None):
         self.nodes = []
+        self.names = {} if names is None else names   # Arg name -> Arg, shared by a builder
 
     def dispatch(self, kernel_fn, *args):
         if not (hasattr(kernel_fn, 'instance') or getattr(kernel_fn, '_vkdiff_kernel', False)):
             raise TaichiRuntimeError(f"graph dispatch: {kernel_fn!r} is not a ti.kernel")
+        for a in args:
+            if not isinstance(a, Arg):
+                continue
+            old = self.names.setdefault(a.name, a)
+            if (old.tag, old.ndim, _elem(old.dtype)) != (a.tag, a.ndim, _elem(a.dtype)):
+                raise TaichiRuntimeError(f"graph argument name {a.name!r} is used for two "
+                                         f"different arguments ({old.tag.name}, {a.tag.name})")
+        _check_against_kernel(getattr(kernel_fn, '_target', kernel_fn), args)
         self.nodes.append((kernel_fn, args))
 
     def append(self, node):
@@ -74,7 +116,7 @@ class GraphBuilder:
         self._seq.dispatch(kernel_fn, *args)
 
     def create_sequential(self):
-        return Sequential()
+        return Sequential(self._seq.names)
 
     def append(self, node):
         self._seq.append(node)
@@ -111,8 +153,17 @@ class Graph:
             if not ok:
                 raise TaichiRuntimeError(f"graph argument {name!r} ({a.tag.name}): got "
                                          f"{type(v).__name__}")
-            if a.tag is ArgKind.NDARRAY and a.ndim is not None and len(v.shape) != a.ndim:
-                raise TaichiRuntimeError(f"graph argument {name!r}: ndarray with {len(v.shape)} "
-                                         f"dimensions, the graph declares ndim={a.ndim}")
+            if a.tag is not ArgKind.NDARRAY:
+                continue
+            if a.ndim is not None and len(v.shape) != a.ndim:
+                raise TaichiRuntimeError(f"Dispatch node is compiled for argument {name} with "
+                                         f"ndim={a.ndim}, but got an ndarray with "
+                                         f"ndim={len(v.shape)}")
+            ad, aes = _elem(a.dtype)
+            if ad is not None and (v.dtype is not ad or aes is not None and
+                                   tuple(v.elem_shape) != tuple(aes)):
+                raise TaichiRuntimeError(f"Dispatch node is compiled for argument {name} with "
+                                         f"dtype={a.dtype}, but got an ndarray with "
+                                         f"dtype={v.dtype}{list(v.elem_shape) or ''}")
         for kernel_fn, dargs in self.dispatches:
             kernel_fn(*[args[a.name] if isinstance(a, Arg) else a for a in dargs])
