@@ -48,6 +48,7 @@ class Task:
 
 
 _SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',
+                 'check', 'print',
                  'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size'}  # subgroup ops stay put
 
 
