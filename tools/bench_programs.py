@@ -149,6 +149,13 @@ def run_worker(python, backend, kind, path, frames, skip, timeout=900):
     env = dict(os.environ)
     if backend == 'vkdiff':
         env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
+        # Python's bytecode cache on, as for any installed package (Taichi's wheel was compiled
+        # by pip at install): with PYTHONDONTWRITEBYTECODE set, the first iteration would also
+        # compile vkdiff's lazily imported modules (~0.3 s); kept outside the checkout
+        env['PYTHONDONTWRITEBYTECODE'] = ''
+        env.setdefault('PYTHONPYCACHEPREFIX', os.path.join(
+            os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'vkdiff',
+            'bench-pycache'))
     r = subprocess.run([python, os.path.abspath(__file__), '--worker', backend, kind, path,
                         str(frames), str(skip)], env=env, capture_output=True, text=True,
                        timeout=timeout, cwd=os.path.dirname(path))
