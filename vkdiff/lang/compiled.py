@@ -8,7 +8,7 @@ from .. import compiler
 from .. import types as T
 from ..codegen import tools
 from ..codegen.spirv import PushLayout
-from ..passes.host_eval import host_eval
+from ..passes.host_eval import host_eval, host_known
 from .. import ir
 from ..errors import AutodiffError, KernelArgumentError, VkdiffError, located
 from . import binding, debug_status, device_log, loop_guard, state
@@ -32,8 +32,12 @@ class CompiledTask:
         self.algo = self.reads = self.writes = None  # made by bind(), before the first launch
         self.args = None  # ndarray parameters: lang.arg_binding.TaskArgs, bound per launch
         self.fixed = None  # the geometry of a trip count known at compile time
+        self.by_args = None  # a trip count made of scalar arguments: indices of those, memo
         if code.known:
             self.fixed = self.groups(())
+        elif self.total is not None and host_known(self.total):
+            self.by_args = (sorted({x.attrs['index'] for x in ir.dependencies([self.total])
+                                    if x.op == 'arg'}), {})
 
     def bind(self, rt, push):
         if any(arg_root(b) is not None for b in self.fields):
@@ -55,12 +59,24 @@ class CompiledTask:
             return 1
         if self.fixed is not None:
             return self.fixed
+        if self.by_args is not None:  # (e.g. an ndarray's shape: the same at most launches)
+            ix, memo = self.by_args
+            key = tuple([args[i] for i in ix])
+            g = memo.get(key)
+            if g is None:
+                if len(memo) > 64:
+                    memo.clear()
+                g = memo[key] = self._groups(host_eval(self.total, args))
+            return g
         n = host_eval(self.total, args, binding.host_load)
         if n is None and self.per_thread == 1 and self.cpu_driver:
             # a CPU driver, and the task's inner loops need one outer iteration per invocation:
             # reading the bound back (one sync) costs far less than the maximum grid (65,535
             # workgroups: ~0.9 s on lavapipe, for mass_spring_game's 3 particles)
             n = host_eval(self.total, args, binding.host_load_synced)
+        return self._groups(n)
+
+    def _groups(self, n):
         if n is None:
             return min(self.min_groups, self.max_groups) if self.per_thread > 1 else self.max_groups
         size = self.local_size
