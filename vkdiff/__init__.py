@@ -41,6 +41,10 @@ from .lang import types_api as types
 from .ad import Tape
 
 from .gui import GUI
+from . import linalg  # ti.linalg: SparseMatrixBuilder (assembled in kernels), SparseSolver (host)
+from . import graph  # ti.graph: GraphBuilder, Graph.run (kernels launched in order)
+from . import profiler  # ti.profiler: kernel launch times (host-measured)
+from . import tools  # ti.tools: imwrite/imread/imresize/imshow, PLYWriter, VideoManager
 
 __version__ = '0.1.0'
 
