@@ -71,6 +71,11 @@ class Field:
         self.buffer.shape = shape
 
     @property
+    def _name(self):
+        """Taichi's `x._name`: the name given with `name=` (or the assigned variable's)."""
+        return self.name
+
+    @property
     def shape(self):
         shape = self.buffer.shape
         if shape is None:
@@ -312,6 +317,7 @@ class Field:
             from .. import root
             node = root.dense(axes(*range(len(self.shape))), self.shape) if self.shape else root
             leaf = node._place_leaf()
+            leaf._field_name = self.name
             self._snode_leaf = leaf
         return leaf
 
@@ -410,6 +416,7 @@ class SNode:
         self._parent = parent  # the SNode this one was made under (`parent.dense(...)`)
         self._kind = kind  # 'dense', or 'place' for a field's own node (`x.snode`)
         self._below = None  # the levels under it down to the first field placed under it
+        self._field_name = None  # a place node's field name (Taichi's `x.snode._name`)
 
     def parent(self, n=1):
         """Taichi's `snode.parent(n)`: n levels up; `ti.root` at the top, None above it."""
@@ -430,6 +437,11 @@ class SNode:
         if self._parent is None:
             return 'ti.root'
         return f'{self._parent} => {self._kind} {list(self.shape)}'
+
+    @property
+    def _name(self):
+        """Taichi's `snode._name`: a place node's field name, else the node's kind."""
+        return self._field_name or ('root' if self._parent is None else self._kind)
 
     def _place_leaf(self):
         """The node of a field placed here; the nodes above learn what lies under them."""
@@ -489,6 +501,7 @@ class SNode:
             f._place(self.shape)
             leaf = self._place_leaf()
             if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
+                leaf._field_name = f.name
                 f._snode_leaf = leaf
             if offset is not None:
                 f._set_offset(offset)

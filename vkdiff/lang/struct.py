@@ -8,7 +8,7 @@ unrolls into the members' scalar IR."""
 import numpy as np
 
 from .. import types as T
-from ..errors import TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
+from ..errors import TaichiRuntimeError, TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import convert
@@ -279,7 +279,20 @@ def new_struct_local(value):
 
 
 # ---------------------------------------------------------------- fields
+def _leaf_dtypes(stype):
+    for t in stype.members.values():
+        if _is_struct_type(t):
+            yield from _leaf_dtypes(t)
+        else:
+            yield T.resolve(t.dtype if T.is_tensor_type(t) else t)
+
+
 def _make_struct_field(stype, shape, needs_grad, needs_dual, name):
+    if needs_grad or needs_dual:  # as Taichi: every member gets one, so every member is float
+        bad = [dt for dt in _leaf_dtypes(stype) if not dt.is_float]
+        if bad:  # checked before any member field is made
+            raise TaichiRuntimeError(f'{bad[0]} is not supported for field with `needs_grad=True` '
+                                     'or `needs_dual=True`: gradients need float members')
     members = {}
     for k, t in stype.members.items():
         mname = f'{name}.{k}'
@@ -291,8 +304,7 @@ def _make_struct_field(stype, shape, needs_grad, needs_dual, name):
             elem = (t.n, t.m) if hasattr(t, 'm') else (t.n,)
         else:
             dtype, elem = T.resolve(t), ()
-        members[k] = make_field(dtype, shape, elem, needs_grad and dtype.is_float,
-                                needs_dual and dtype.is_float, mname)
+        members[k] = make_field(dtype, shape, elem, needs_grad, needs_dual, mname)
     return StructField(members, stype, name)
 
 

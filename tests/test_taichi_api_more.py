@@ -1,0 +1,46 @@
+"""More Taichi 1.7.4 API semantics (issue 11, conformance): field names, gradient dtypes, shape
+checks, the runtime queries Taichi programs make (`ti.lang.impl`), each checked against values."""
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+
+def test_field_name_is_kept_for_scalar_vector_and_matrix_fields():
+    a = ti.field(dtype=ti.f32, shape=(2, 3), name="a")
+    b = ti.field(ti.math.vec3, shape=(2, 3), name="b")
+    c = ti.field(ti.math.mat3, shape=(5, 4), name="c")
+    assert (a._name, b._name, c._name) == ("a", "b", "c")
+    assert b.snode._name == "b" and c.snode._name == "c"
+    d = ti.field(ti.f32, shape=2)  # no name: Taichi leaves it empty-ish, vkdiff names it
+    assert isinstance(d._name, str)
+
+
+def test_shape_with_a_zero_dimension_is_a_runtime_error():
+    with pytest.raises(ti.TaichiRuntimeError, match="Every dimension of a Taichi field should be positive"):
+        ti.field(dtype=ti.f32, shape=0)
+    with pytest.raises(ti._lib.core.TaichiRuntimeError):
+        ti.field(dtype=ti.f32, shape=(3, 0))
+    with pytest.raises(ValueError):  # still a ValueError for code that catches that
+        ti.Vector.field(2, ti.f32, shape=(0, 2))
+
+
+def test_needs_grad_on_a_struct_with_an_integer_member_is_refused_as_in_taichi():
+    st = {"pos": ti.types.vector(3, int), "vel": ti.types.vector(3, float), "mass": ti.f32}
+    for kw in ({"needs_grad": True}, {"needs_dual": True}):
+        with pytest.raises(RuntimeError, match="is not supported for field with `needs_grad=True` or `needs_dual=True`"):
+            ti.Struct.field(st, shape=1, **kw)
+    # float-only structs get gradients per member
+    s = ti.Struct.field({"vel": ti.types.vector(3, float), "mass": ti.f32}, shape=1, needs_grad=True)
+    assert s.vel.grad is not None and s.mass.grad is not None
+
+
+@pytest.mark.parametrize("fp", [ti.f32, ti.f64])
+def test_runtime_reports_the_default_float_and_int_types(fp):
+    from vkdiff.lang import impl
+    ti.init(default_fp=fp, default_ip=ti.i64 if fp is ti.f64 else ti.i32)
+    x = ti.field(ti.types.vector(3, float), ())
+    y = ti.field(ti.math.ivec2, ())
+    assert x.dtype == impl.get_runtime().default_fp == fp
+    assert y.dtype == impl.get_runtime().default_ip == (ti.i64 if fp is ti.f64 else ti.i32)
+    assert impl.current_cfg().default_fp == fp and impl.current_cfg().arch == ti.vulkan
