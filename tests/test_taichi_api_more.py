@@ -44,3 +44,40 @@ def test_runtime_reports_the_default_float_and_int_types(fp):
     assert x.dtype == impl.get_runtime().default_fp == fp
     assert y.dtype == impl.get_runtime().default_ip == (ti.i64 if fp is ti.f64 else ti.i32)
     assert impl.current_cfg().default_fp == fp and impl.current_cfg().arch == ti.vulkan
+
+
+def test_runtime_counts_compiled_kernel_instances():
+    from vkdiff.lang import impl
+    rt = impl.get_runtime()
+    assert rt.get_num_compiled_functions() == 0
+
+    @ti.kernel
+    def inc(a: ti.types.ndarray(dtype=ti.types.vector(3, ti.i32)), k: ti.i32):
+        for i in a:
+            a[i] += k
+
+    v = ti.Vector.ndarray(3, ti.i32, 4)
+    inc(v, 1)
+    inc(v, 2)  # same instance
+    assert rt.get_num_compiled_functions() == 1
+    host = np.zeros((6, 3), np.int32)
+    inc(host, 5)  # a numpy array of the same element type and dims: the same instance
+    assert rt.get_num_compiled_functions() == 1
+    np.testing.assert_array_equal(host, 5)
+    np.testing.assert_array_equal(v.to_numpy(), 3)
+    w = ti.Vector.field(2, ti.i32, shape=3)
+    w.fill(ti.Vector([1, 1]))
+    w.fill(ti.Vector([3, 3]))  # Python-scope fill compiles one kernel, once
+    assert rt.get_num_compiled_functions() == 2
+    np.testing.assert_array_equal(w.to_numpy(), [[3, 3]] * 3)
+    ti.init()
+    assert impl.get_runtime().get_num_compiled_functions() == 0
+
+
+def test_runtime_set_default_ip_changes_the_default_int_type():
+    from vkdiff.lang import impl
+    impl.get_runtime().set_default_ip(ti.i64)
+    x = ti.field(int, shape=())
+    assert x.dtype == ti.i64 and impl.current_cfg().default_ip == ti.i64
+    impl.get_runtime().set_default_fp(ti.f64)
+    assert ti.field(float, shape=()).dtype == ti.f64

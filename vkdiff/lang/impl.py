@@ -1,7 +1,9 @@
-"""API stage: the read-only queries of Taichi's `ti.lang.impl` that Taichi programs make about the
-program `ti.init()` set up: `impl.get_runtime().default_fp` / `.default_ip` and
-`impl.current_cfg()` (arch, debug, default types). Nothing here changes state."""
+"""API stage: the calls of Taichi's `ti.lang.impl` that Taichi programs make about the program
+`ti.init()` set up: `impl.get_runtime().default_fp` / `.default_ip` (and their setters, as
+`ti.init(default_fp=...)` without the reset), `get_num_compiled_functions()` (kernel instances
+compiled since ti.init) and `impl.current_cfg()` (arch, debug, default types)."""
 from .. import types as T
+from ..errors import VkdiffTypeError
 from . import state
 
 
@@ -38,6 +40,25 @@ class _Runtime:
     @property
     def default_ip(self):
         return T.Defaults.ip
+
+    def set_default_fp(self, dtype):
+        """The float type of `float` annotations and literals from now on."""
+        dt = T.resolve(dtype)
+        if not dt.is_float:
+            raise VkdiffTypeError(f'set_default_fp takes a float type, got {dt}')
+        T.Defaults.fp = dt
+
+    def set_default_ip(self, dtype):
+        """The integer type of `int` annotations and literals from now on."""
+        dt = T.resolve(dtype)
+        if dt.is_float or dt.bits < 32:
+            raise VkdiffTypeError(f'set_default_ip takes i32/i64/u32/u64, got {dt}')
+        T.Defaults.ip = dt
+
+    def get_num_compiled_functions(self):
+        """How many kernel instances (one per kernel and template/argument-type combination,
+        Python-scope fills and copies included) were compiled since ti.init()."""
+        return state.compiled_kernels
 
 
 def current_cfg():

@@ -293,6 +293,7 @@ class Kernel:
             self._template_refs.append(args)  # keeps template objects alive: their ids stay theirs
             from .compiled import CompiledKernel
             inst = self.instances[key] = CompiledKernel(self, self.build_ir(args))
+            state.compiled_kernels += 1
         return inst, runtime_args
 
     def build_ir(self, args):
