@@ -48,7 +48,7 @@ class Task:
 
 
 _SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',
-                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size'}  # subgroup ops stay put
+                 'check', 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size'}  # subgroup ops stay put
 
 
 def _owner_task(stmt, top_index):
