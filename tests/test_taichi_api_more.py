@@ -81,3 +81,21 @@ def test_runtime_set_default_ip_changes_the_default_int_type():
     assert x.dtype == ti.i64 and impl.current_cfg().default_ip == ti.i64
     impl.get_runtime().set_default_fp(ti.f64)
     assert ti.field(float, shape=()).dtype == ti.f64
+
+
+def test_snode_reflection_reports_gradient_roles():
+    from vkdiff.lang.enums import SNodeGradType
+    x = ti.field(float, shape=(), needs_grad=True, needs_dual=True)
+    assert x.snode.ptr.get_snode_grad_type() == SNodeGradType.PRIMAL
+    assert x.grad.snode.ptr.get_snode_grad_type() == SNodeGradType.ADJOINT
+    assert x.dual.snode.ptr.get_snode_grad_type() == SNodeGradType.DUAL
+    a, b = ti.field(float), ti.field(float)
+    ti.root.place(a, a.grad, b)
+    # the fields Tape(validation=True) checks element by element: float primals with an adjoint
+    assert a.snode.ptr.has_adjoint_checkbit() and not b.snode.ptr.has_adjoint_checkbit()
+    assert not a.grad.snode.ptr.has_adjoint_checkbit()
+    n = ti.field(ti.i32, shape=2)
+    assert not n.snode.ptr.has_adjoint_checkbit()
+    assert n.snode.ptr.get_snode_grad_type() == SNodeGradType.PRIMAL
+    with pytest.raises(AttributeError):
+        ti.root.dense(ti.i, 2).ptr  # only a field's own (place) node has one
