@@ -99,3 +99,20 @@ def test_snode_reflection_reports_gradient_roles():
     assert n.snode.ptr.get_snode_grad_type() == SNodeGradType.PRIMAL
     with pytest.raises(AttributeError):
         ti.root.dense(ti.i, 2).ptr  # only a field's own (place) node has one
+
+
+def test_numpy_arrays_assigned_in_kernels_must_be_0d():
+    @ti.kernel
+    def scalar() -> ti.f32:
+        a = np.array(2.5, dtype=np.float32)
+        a += 1
+        return a
+
+    assert scalar() == 3.5
+
+    @ti.kernel
+    def vector():
+        b = np.array([1, 2])
+
+    with pytest.raises(ti.TaichiTypeError, match="Only 0-dimensional numpy array can be used to initialize a scalar expression"):
+        vector()
