@@ -116,3 +116,9 @@ def test_numpy_arrays_assigned_in_kernels_must_be_0d():
 
     with pytest.raises(ti.TaichiTypeError, match="Only 0-dimensional numpy array can be used to initialize a scalar expression"):
         vector()
+
+
+def test_datatype_to_string_is_its_name():
+    for ty, name in [(ti.u8, 'u8'), (ti.u16, 'u16'), (ti.u32, 'u32'), (ti.u64, 'u64'), (ti.i8, 'i8'),
+                     (ti.i16, 'i16'), (ti.i32, 'i32'), (ti.f16, 'f16'), (ti.f32, 'f32'), (ti.f64, 'f64')]:
+        assert ty.to_string() == str(ty) == name
