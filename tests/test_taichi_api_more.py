@@ -122,3 +122,55 @@ def test_datatype_to_string_is_its_name():
     for ty, name in [(ti.u8, 'u8'), (ti.u16, 'u16'), (ti.u32, 'u32'), (ti.u64, 'u64'), (ti.i8, 'i8'),
                      (ti.i16, 'i16'), (ti.i32, 'i32'), (ti.f16, 'f16'), (ti.f32, 'f32'), (ti.f64, 'f64')]:
         assert ty.to_string() == str(ty) == name
+
+
+def test_indexing_an_unplaced_gradient_in_a_kernel_is_a_compile_error():
+    y = ti.field(ti.f32, shape=(), needs_grad=True)
+    x = ti.field(ti.f32, shape=())
+
+    @ti.kernel
+    def f(x: ti.template()):
+        y[None] = x.grad[None] * 2
+
+    with pytest.raises(ti.TaichiCompilationError, match=r"Gradient x.grad has not been placed, check whether `needs_grad=True`"):
+        f(x)
+    f(y)  # y has one: fine
+    assert y[None] == 0.0
+
+
+def test_func_matrix_parameter_checks_the_argument_shape():
+    vec3 = ti.types.vector(3, ti.f32)
+    mat22 = ti.types.matrix(2, 2, ti.f32)
+
+    @ti.func
+    def first(a: vec3):
+        return a[0] + a[2]
+
+    @ti.func
+    def trace(m: mat22):
+        return m[0, 0] + m[1, 1]
+
+    @ti.kernel
+    def good() -> ti.f32:
+        return first(ti.Vector([1, 2, 3])) + trace(ti.Matrix([[1.5, 0], [0, 2]]))
+
+    assert good() == 7.5
+
+    @ti.kernel
+    def short():
+        first(ti.Vector([3, 4]))
+
+    @ti.kernel
+    def scalar():
+        first(1.0)
+
+    @ti.kernel
+    def wide():
+        trace(ti.Matrix([[1, 2, 3], [4, 5, 6]]))
+
+    with pytest.raises(ti.TaichiSyntaxError, match="is expected to be a Matrix with n 3, but got 2"):
+        short()
+    with pytest.raises(ti.TaichiSyntaxError, match="is expected to be a Matrix, but got"):
+        scalar()
+    with pytest.raises(ti.TaichiSyntaxError, match="is expected to be a Matrix with m 2, but got 3"):
+        wide()

@@ -475,6 +475,7 @@ class Func:
                 fb.scopes[0][name] = value
                 continue
             if T.is_tensor_type(ann):
+                _check_matrix_arg(name, ann, value)
                 value = ops.cast(value, T.resolve(ann.dtype))
             elif ann is not inspect.Parameter.empty and not isinstance(ann, str):
                 value = ops.cast(value, T.resolve(ann))
@@ -511,6 +512,21 @@ class Func:
 
 def _is_matrix(v):
     return isinstance(v, Matrix)
+
+
+def _check_matrix_arg(name, ann, value):
+    """A func parameter annotated with a vector / matrix type takes a matrix of that shape
+    (Taichi's TaichiSyntaxError messages)."""
+    what = f'Argument {name} of type {ann} is expected to be a Matrix'
+    if not _is_matrix(value):
+        raise error(f'{what}, but got {type(value)}.', TaichiSyntaxError)
+    ndim = 2 if hasattr(ann, 'm') else 1
+    if value.ndim != ndim:
+        raise error(f'{what} with ndim {ndim}, but got {value.ndim}.', TaichiSyntaxError)
+    if ann.n is not None and value.n != ann.n:
+        raise error(f'{what} with n {ann.n}, but got {value.n}.', TaichiSyntaxError)
+    if ndim == 2 and ann.m is not None and value.m != ann.m:
+        raise error(f'{what} with m {ann.m}, but got {value.m}.', TaichiSyntaxError)
 
 
 def _normalize_returns(body):
