@@ -174,3 +174,12 @@ def test_func_matrix_parameter_checks_the_argument_shape():
         scalar()
     with pytest.raises(ti.TaichiSyntaxError, match="is expected to be a Matrix with m 2, but got 3"):
         wide()
+
+
+def test_lang_ops_functions_carry_taichis_names_and_work_entrywise():
+    ops = ti.lang.ops
+    for name in ('abs', 'logical_not', 'neg', 'bit_not', 'truediv', 'bit_and', 'cmp_lt', 'logical_or'):
+        assert getattr(ops, name).__name__ == name
+    v = ti.Vector([-1.5, 0.0, 2.0])
+    assert ops.abs(v).to_list() == [1.5, 0.0, 2.0]
+    assert ops.logical_not(ti.Vector([0, 3, -1])).to_list() == [1, 0, 0]
