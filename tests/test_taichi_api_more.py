@@ -183,3 +183,26 @@ def test_lang_ops_functions_carry_taichis_names_and_work_entrywise():
     v = ti.Vector([-1.5, 0.0, 2.0])
     assert ops.abs(v).to_list() == [1.5, 0.0, 2.0]
     assert ops.logical_not(ti.Vector([0, 3, -1])).to_list() == [1, 0, 0]
+
+
+def test_snode_children_and_finalized_roots():
+    val = ti.field(ti.i32)
+    blk1 = ti.root.dense(ti.k, 3)
+    blk2 = blk1.dense(ti.i, 7)
+    blk3 = blk2.dense(ti.j, 11)
+    blk3.place(val)
+    assert val.shape == (7, 11, 3)
+    assert blk3._get_children() == [val.snode] and blk2._get_children() == [blk3]
+    assert blk1 in ti.root._get_children()
+    fb = ti.FieldsBuilder()
+    a = ti.field(ti.f32)
+    node = fb.dense(ti.i, 4)
+    node.place(a)
+    assert fb._get_children() == [node] and node._get_children()[0] is a.snode
+    fb.finalize()
+    roots = ti.FieldsBuilder._finalized_roots()
+    assert roots[0] is ti.root and roots[1] is fb
+    a.fill(2.0)
+    assert a.to_numpy().tolist() == [2.0] * 4
+    ti.init()  # a new program: the old nodes are gone
+    assert ti.root._get_children() == [] and ti.FieldsBuilder._finalized_roots() == [ti.root]

@@ -443,6 +443,17 @@ class SNode:
         self._kind = kind  # 'dense', or 'place' for a field's own node (`x.snode`)
         self._below = None  # the levels under it down to the first field placed under it
         self._field = None  # a place node's field (Taichi's `x.snode._name`, `.ptr`)
+        self._children = []  # (generation, node) of the nodes made under this one
+        if parent is not None:
+            kids = parent._children
+            if kids and kids[0][0] != state.generation:  # (from before the last ti.init())
+                kids.clear()
+            kids.append((state.generation, self))
+
+    def _get_children(self):
+        """Taichi's `snode._get_children()`: the nodes made under this one since ti.init()
+        (`dense` levels, and a place node per field placed here)."""
+        return [c for g, c in self._children if g == state.generation]
 
     def parent(self, n=1):
         """Taichi's `snode.parent(n)`: n levels up; `ti.root` at the top, None above it."""
@@ -513,7 +524,10 @@ class SNode:
         dimensions = convert.shape(dimensions, 'dense() dimensions')
         if len(dimensions) != len(axes):
             raise VkdiffValueError(f'dense(): {len(axes)} axes but {len(dimensions)} sizes')
-        return SNode(self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions)), self)
+        return self._child(self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions)))
+
+    def _child(self, levels):
+        return SNode(levels, self)
 
     def _sparse(kind):
         def f(self, *args, **kwargs):

@@ -55,6 +55,10 @@ class _Runtime:
             raise VkdiffTypeError(f'set_default_ip takes i32/i64/u32/u64, got {dt}')
         T.Defaults.ip = dt
 
+    def materialize_root_fb(self, is_first_call):
+        """Taichi finalizes ti.root's SNode tree here; vkdiff allocates each field's storage on
+        first use, so there is nothing to do."""
+
     def get_num_compiled_functions(self):
         """How many kernel instances (one per kernel and template/argument-type combination,
         Python-scope fills and copies included) were compiled since ti.init()."""
