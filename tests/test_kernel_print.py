@@ -71,6 +71,8 @@ def test_sep_end_fstring_and_format(capfd):
         print("{:+.3e} {:10.2f}|{:-8d}|{:08.3f}".format(y, y, x, y))
         print("{:o} {:X} {:u}".format(u, u, u))
         print([1, y], (x,), [])
+        print(f"list {[x, 2]}", *[x, u], sep=",")
+        print()
 
     k(666, 233.3, 0.1, 255)
     ti.sync()
@@ -80,7 +82,9 @@ def test_sep_end_fstring_and_format(capfd):
                             '666 and 233.300 and 255',
                             '+2.333e+02     233.30|666     |0233.300',
                             '377 FF 255',
-                            '[1, 233.300003] [666] []']
+                            '[1, 233.300003] [666] []',
+                            'list [666, 2],666,255',
+                            '']
 
 
 def test_func_serial_loop_order_and_special_values(capfd):
@@ -272,3 +276,42 @@ def test_prints_come_out_when_a_debug_check_fails(capfd):
     assert lines(capfd) == ['before 7']
     k(2)
     assert lines(capfd) == ['before 2'] and x[2] == 1
+
+
+def test_deferred_prints_come_at_the_next_sync(capfd, monkeypatch):
+    """VKDIFF_PRINT_SYNC=0: a printing launch does not sync; its records wait in the device
+    buffer until the next sync (ti.sync, a host read) or ti.reset, in launch order."""
+    monkeypatch.setenv('VKDIFF_PRINT_SYNC', '0')
+    ti.init()
+    x = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def k(v: ti.i32):
+        x[None] += v
+        print("k", v)
+
+    k(1)
+    k(2)
+    assert lines(capfd) == []
+    assert x[None] == 3  # a host read syncs
+    assert lines(capfd) == ['k 1', 'k 2']
+    k(3)
+    ti.sync()
+    assert lines(capfd) == ['k 3']
+    k(4)
+    ti.reset()
+    assert lines(capfd) == ['k 4']
+
+
+def test_deferred_prints_come_at_exit(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / 'p.py'
+    script.write_text('import vkdiff as ti\nti.init()\n@ti.kernel\ndef k():\n    print("bye")\n'
+                      'k()\nprint("host")\n')
+    env = dict(os.environ, VKDIFF_PRINT_SYNC='0')
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ['host', 'bye']

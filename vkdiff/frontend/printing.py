@@ -38,7 +38,10 @@ class Spec:
 
 
 def _runtime(x):
+    """Does x hold run-time values (so that only print can format it)?"""
     from ..lang.matrix import Matrix
+    if isinstance(x, (list, tuple)):
+        return any(_runtime(e) for e in x)
     return isinstance(x, (Value, Matrix, Spec, Formatted))
 
 

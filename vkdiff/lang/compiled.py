@@ -137,7 +137,7 @@ class TaskList:
         self.push, self.packer, self.converters = push, packer, converters
         self.ret_field = ret_field
         # a kernel that prints ends its launch with a sync: its output comes before the host's
-        self.prints = any(s.op == 'print' for t in tasks for s in ir.walk(t.body))
+        self.prints = device_log.sync_after(tasks)
         self.options = compile_options()
         self.ctasks = [CompiledTask(c) for c in compiler.backend(name, tasks, push, self.options)]
         self.debug_sync = False  # debug mode: sync (and report) at the end of each launch
