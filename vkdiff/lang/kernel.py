@@ -7,7 +7,7 @@ import inspect
 from .. import ir
 from .. import types as T
 from ..errors import (CompileError, KernelArgumentCountError, located, SourceLocation,
-                      TaichiSyntaxError, VkdiffError)
+                      TaichiRuntimeTypeError, TaichiSyntaxError, VkdiffError)
 from ..frontend import ops
 from ..frontend.builder import FunctionBuilder
 from ..frontend.statements import _Return
@@ -262,6 +262,11 @@ class Kernel:
             except CompileError as e:
                 raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
+                if getattr(p.annotation, 'matches', None) is not None and \
+                        not p.annotation.matches(a):  # a ti.types.struct parameter
+                    raise TaichiRuntimeTypeError(f'Argument {type(a)} cannot be converted into '
+                                                 f'required type {p.annotation!r} (parameter '
+                                                 f'{p.name!r}: {a!r})')
                 if isinstance(a, Ndarray) and p.annotation is not inspect.Parameter.empty:
                     from .ndarray_args import check_not_template
                     check_not_template(a, p.name)

@@ -104,6 +104,26 @@ class StructType(Template):
         name = name or _caller_assignment_name() or f'struct{id(self) % 10000}'
         return _make_struct_field(self, shape, needs_grad, needs_dual, name)
 
+    def matches(self, value):
+        """Whether `value` is a Struct with exactly these members, in this order, each of its
+        member's shape: what a kernel parameter of this type takes (Taichi's
+        isinstance(value, struct_type))."""
+        if not isinstance(value, Struct) or list(value._members) != list(self.members):
+            return False
+        members = value._members
+        for k, t in self.members.items():
+            v = members[k]
+            if _is_struct_type(t):
+                ok = t.matches(v)
+            elif T.is_tensor_type(t):
+                want = (t.n,) if not hasattr(t, 'm') else (t.n, t.m)
+                ok = isinstance(v, Matrix) and (v.n,) + ((v.m,) if v.ndim == 2 else ()) == want
+            else:
+                ok = not isinstance(v, (Matrix, Struct, dict))
+            if not ok:
+                return False
+        return True
+
     def __repr__(self):
         inner = ', '.join(f'{k}={t!r}' if not hasattr(t, 'name') or _is_struct_type(t) or
                           T.is_tensor_type(t) else f'{k}={t.name}' for k, t in self.members.items())
