@@ -1,216 +1,226 @@
-"""API stage: `ti.linalg`'s matrix-free Krylov solvers, as in Taichi 1.7.4 (python/taichi/linalg/
-matrixfree_cg.py): `LinearOperator(matvec_kernel)` wraps a kernel `matvec(v, Av)` over fields;
-`MatrixFreeCG` (symmetric positive definite A) and `MatrixFreeBICGSTAB` (any nonsingular A) solve
-A x = b for 1-3 dimensional f32/f64 fields, in place in x, and return whether the residual norm got
-below `tol`. The vectors are fields of one FieldsBuilder tree, freed when the solve ends; each
-step is a kernel, the dot products are kernel returns read on the host.
-(Sparse matrices, SparseSolver and SparseCG are not provided: vkdiff has dense fields only.)"""
-from math import sqrt
+"""API layer: ``ti.linalg`` sparse matrices (Taichi's SparseMatrixBuilder, SparseMatrix,
+SparseSolver), assembled on the device and solved on the host.
+
+A SparseMatrixBuilder is an (n, m) dense field: in a kernel that takes it as
+``ti.types.sparse_matrix_builder()``, ``A[i, j] += v`` is an atomic add into it (Taichi appends
+a triplet and sums duplicates when it builds, so the matrix is the same). ``build()`` reads it
+back into a SparseMatrix and clears the builder, as Taichi does. A SparseMatrix holds its values
+as a dense numpy array; SparseSolver factorises with numpy in float64 (LLT: Cholesky; LDLT and
+LU: LU) and returns the solution in the matrix's dtype. Meant for the small systems of Taichi's
+examples: storage is n*m values (more than 2**26 is an error), not a triplet list.
+The matrix-free solvers (LinearOperator, MatrixFreeCG, MatrixFreeBICGSTAB) live in
+vkdiff/lang/matrixfree.py.
+"""
+import numpy as np
 
 from . import types as T
-from .errors import TaichiRuntimeError, TaichiTypeError
-from .lang import api
-from .lang.field import field, i, ij, ijk
-from .lang.fields_builder import FieldsBuilder
-from .lang.kernel import data_oriented, kernel, template
+from .errors import TaichiRuntimeError, VkdiffValueError
+from .lang.field import Field
+from .lang.types_api import sparse_matrix_builder  # noqa: F401  (also ti.types.)
+from .lang.matrixfree import LinearOperator, MatrixFreeBICGSTAB, MatrixFreeCG  # noqa: F401
 
-__all__ = ['LinearOperator', 'MatrixFreeCG', 'MatrixFreeBICGSTAB']
-
-
-@data_oriented
-class LinearOperator:
-    """A matrix given by its product: `matvec_kernel(x, Ax)` writes A x into the field Ax."""
-
-    def __init__(self, matvec_kernel):
-        self._matvec = matvec_kernel
-
-    def matvec(self, x, Ax):
-        if x.shape != Ax.shape:
-            raise TaichiRuntimeError(f'Dimension mismatch x.shape{x.shape} != Ax.shape{Ax.shape}.')
-        self._matvec(x, Ax)
+MAX_ENTRIES = 1 << 26
 
 
-def _check(name, b, x):
-    if b.dtype != x.dtype:
-        raise TaichiTypeError(f'Dtype mismatch b.dtype({b.dtype}) != x.dtype({x.dtype}).')
-    if b.dtype not in (T.f32, T.f64):
-        raise TaichiTypeError(f'Not supported dtype: {b.dtype}')
-    if b.shape != x.shape:
-        raise TaichiRuntimeError(f'Dimension mismatch b.shape{b.shape} != x.shape{x.shape}.')
-    if not 1 <= len(b.shape) <= 3:
-        raise TaichiRuntimeError(f'{name} only support 1D, 2D, 3D inputs; your inputs is '
-                                 f'{len(b.shape)}-D.')
-    return b.dtype
+def _np_dtype(dtype):
+    return np.float64 if T.resolve(dtype) is T.f64 else np.float32
 
 
-class _Workspace:
-    """Solver vectors shaped like b, and 0-D scalars, in one FieldsBuilder tree each."""
+class SparseMatrixBuilder(Field):
+    """An (num_rows, num_cols) accumulator: ``A[i, j] += v`` in a kernel."""
 
-    def __init__(self, dtype, shape, vectors, scalars):
-        self._trees = []
-        self._make(dtype, vectors, lambda fb: fb.dense((i, ij, ijk)[len(shape) - 1], shape))
-        self._make(dtype, scalars, lambda fb: fb)
+    def __init__(self, num_rows=None, num_cols=None, max_num_triplets=0, dtype=T.f32,
+                 storage_format="col_major"):
+        num_cols = num_cols if num_cols else num_rows
+        if not num_rows or num_rows < 1 or num_cols < 1:
+            raise VkdiffValueError(f"SparseMatrixBuilder: bad size ({num_rows}, {num_cols})")
+        if num_rows * num_cols > MAX_ENTRIES:
+            raise VkdiffValueError(f"SparseMatrixBuilder({num_rows}, {num_cols}): vkdiff stores "
+                                   f"the matrix densely and allows at most {MAX_ENTRIES} entries")
+        super().__init__(dtype, (num_rows, num_cols), name=f'sparse_builder{id(self) % 10000}')
+        self.num_rows, self.num_cols = num_rows, num_cols
+        self.max_num_triplets = max_num_triplets
 
-    def _make(self, dtype, names, node):
-        fb = FieldsBuilder()
-        fs = [field(dtype) for _ in names]
-        node(fb).place(*fs)
-        self._trees.append(fb.finalize())
-        for n, f in zip(names, fs):
-            setattr(self, n, f)
+    def print_triplets(self):
+        a = self.to_numpy()
+        rows, cols = np.nonzero(a)
+        print(f"n={self.num_rows}, m={self.num_cols}, num_triplets={len(rows)}")
+        for i, j in zip(rows, cols):
+            print(f"({i}, {j}) val={a[i, j]}")
 
-    def destroy(self):
-        for t in self._trees:
-            t.destroy()
-
-
-def _vector_kernels(dtype):
-    """dot(p, q) -> dtype; copy(src, dst); axpy(y, a, x): y += a[None] * x (a a 0-D field);
-    xpay(y, x, a): y = x + a[None] * y."""
-
-    @kernel
-    def dot(p: template(), q: template()) -> dtype:
-        s = dtype(0.0)
-        for I in api.grouped(p):
-            s += p[I] * q[I]
-        return s
-
-    @kernel
-    def copy(src: template(), dst: template()):
-        for I in api.grouped(src):
-            dst[I] = src[I]
-
-    @kernel
-    def axpy(y: template(), a: template(), x: template(), sign: template()):
-        for I in api.grouped(y):
-            y[I] += sign * a[None] * x[I]
-
-    return dot, copy, axpy
+    def build(self, dtype=None, _format="CSR"):
+        """The SparseMatrix of what kernels added; the builder is cleared for the next assembly."""
+        sm = SparseMatrix(sm=self.to_numpy(), dtype=dtype or self.dtype)
+        self.fill(0)
+        return sm
 
 
-def MatrixFreeCG(A, b, x, tol=1e-6, maxiter=5000, quiet=True):
-    """Solve A x = b by conjugate gradients (A symmetric positive definite, a LinearOperator);
-    x holds the initial guess and receives the solution. Returns True when converged."""
-    dtype = _check('MatrixFreeCG', b, x)
-    w = _Workspace(dtype, b.shape, ('p', 'r', 'Ap', 'Ax'), ('alpha', 'beta'))
-    dot, copy, axpy = _vector_kernels(dtype)
+class SparseMatrix:
+    def __init__(self, n=None, m=None, sm=None, dtype=T.f32, storage_format="col_major"):
+        self.dtype = dtype
+        if sm is None:
+            self.matrix = np.zeros((n, m if m else n), _np_dtype(dtype))
+        else:
+            self.matrix = np.array(sm.matrix if isinstance(sm, SparseMatrix) else sm,
+                                   dtype=_np_dtype(dtype))
+        self.n, self.m = self.matrix.shape
 
-    @kernel
-    def init():
-        for I in api.grouped(x):
-            w.r[I] = b[I] - w.Ax[I]
-            w.p[I] = w.r[I]
+    @property
+    def shape(self):
+        return (self.n, self.m)
 
-    @kernel
-    def update_p():
-        for I in api.grouped(w.p):
-            w.p[I] = w.r[I] + w.beta[None] * w.p[I]
+    def _same_shape(self, other, op):
+        if not isinstance(other, SparseMatrix):
+            raise TaichiRuntimeError(f"sparse matrix {op}: needs a SparseMatrix, got "
+                                     f"{type(other).__name__}")
+        if other.shape != self.shape:
+            raise TaichiRuntimeError(f"Dimension mismatch between sparse matrices {self.shape} "
+                                     f"and {other.shape}")
+        return other.matrix
 
-    try:
-        A._matvec(x, w.Ax)
-        init()
-        old = new = dot(w.r, w.r)
-        if not quiet:
-            print(f'>>> Initial residual = {old:e}')
-        if sqrt(old) >= tol:
-            for it in range(maxiter):
-                A._matvec(w.p, w.Ap)
-                w.alpha[None] = old / dot(w.p, w.Ap)
-                axpy(x, w.alpha, w.p, 1)
-                axpy(w.r, w.alpha, w.Ap, -1)
-                new = dot(w.r, w.r)
-                if sqrt(new) < tol:
-                    if not quiet:
-                        print(f'>>> Conjugate Gradient method converged.\n>>> #iterations {it}')
-                    break
-                w.beta[None] = new / old
-                update_p()
-                old = new
-                if not quiet:
-                    print(f'>>> Iter = {it + 1:4}, Residual = {sqrt(new):e}')
-        ok = new < tol
-        if not ok and not quiet:
-            print(f'>>> Conjugate Gradient method failed to converge in {maxiter} iterations: '
-                  f'Residual = {sqrt(new):e}')
-        return ok
-    finally:
-        w.destroy()
+    def _new(self, a):
+        return SparseMatrix(sm=a, dtype=self.dtype)
+
+    def __add__(self, other):
+        return self._new(self.matrix + self._same_shape(other, '+'))
+
+    def __sub__(self, other):
+        return self._new(self.matrix - self._same_shape(other, '-'))
+
+    def __iadd__(self, other):
+        self.matrix += self._same_shape(other, '+=')
+        return self
+
+    def __isub__(self, other):
+        self.matrix -= self._same_shape(other, '-=')
+        return self
+
+    def __mul__(self, other):
+        """A scalar multiple, or the element-wise product with a SparseMatrix."""
+        if isinstance(other, (int, float, np.floating)) and not isinstance(other, bool):
+            return self._new(self.matrix * other)
+        return self._new(self.matrix * self._same_shape(other, '*'))
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __neg__(self):
+        return self._new(-self.matrix)
+
+    def transpose(self):
+        return self._new(self.matrix.T)
+
+    def __matmul__(self, other):
+        """With a SparseMatrix: their product; with a field or numpy vector: a numpy vector; with
+        an ndarray: a new ndarray."""
+        from .lang.ndarray import Ndarray
+        if isinstance(other, SparseMatrix):
+            if self.m != other.n:
+                raise TaichiRuntimeError(f"Dimension mismatch between sparse matrices "
+                                         f"{self.shape} and {other.shape}")
+            return self._new(self.matrix @ other.matrix)
+        nd = isinstance(other, Ndarray)
+        vec = other.to_numpy() if isinstance(other, Field) else np.asarray(other)
+        if vec.ndim != 1 or vec.shape[0] != self.m:
+            raise TaichiRuntimeError(f"Dimension mismatch between sparse matrix {self.shape} and "
+                                     f"vector ({vec.shape})")
+        res = self.matrix.astype(np.float64) @ vec.astype(np.float64)
+        return _as_ndarray(res, other.dtype) if nd else res.astype(self.matrix.dtype)
+
+    def __getitem__(self, indices):
+        return self.matrix[indices[0], indices[1]]
+
+    def __setitem__(self, indices, value):
+        self.matrix[indices[0], indices[1]] = value
+
+    def __str__(self):
+        return '\n'.join('[' + ', '.join(f'{x:g}' for x in row) + ']' for row in self.matrix)
+
+    __repr__ = __str__
+
+    def to_numpy(self):
+        return self.matrix.copy()
+
+    def mmwrite(self, filename):
+        """Write the matrix in Matrix Market coordinate format."""
+        rows, cols = np.nonzero(self.matrix)
+        with open(filename, 'w') as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n")
+            f.write(f"{self.n} {self.m} {len(rows)}\n")
+            for i, j in zip(rows, cols):
+                f.write(f"{i + 1} {j + 1} {self.matrix[i, j]:.17g}\n")
 
 
-def MatrixFreeBICGSTAB(A, b, x, tol=1e-6, maxiter=5000, quiet=True):
-    """Solve A x = b by the biconjugate gradient stabilized method (A any nonsingular
-    LinearOperator); x holds the initial guess and receives the solution. Returns True when
-    converged."""
-    dtype = _check('MatrixFreeBICGSTAB', b, x)
-    w = _Workspace(dtype, b.shape, ('p', 'r', 'r_tld', 's', 't', 'Ap', 'Ax'),
-                   ('alpha', 'beta', 'omega'))
-    dot, copy, axpy = _vector_kernels(dtype)
+def _as_ndarray(values, dtype):
+    from .lang.ndarray import ndarray
+    out = ndarray(dtype, shape=values.shape)
+    out.from_numpy(values.astype(_np_dtype(dtype)))
+    return out
 
-    @kernel
-    def init():
-        for I in api.grouped(x):
-            w.r[I] = b[I] - w.Ax[I]
-            w.r_tld[I] = b[I]
 
-    @kernel
-    def update_p():
-        for I in api.grouped(w.p):
-            w.p[I] = w.r[I] + w.beta[None] * (w.p[I] - w.omega[None] * w.Ap[I])
+class SparseSolver:
+    """Direct solver: solver_type 'LLT' (Cholesky), 'LDLT' or 'LU'."""
 
-    @kernel
-    def update_s():
-        for I in api.grouped(w.s):
-            w.s[I] = w.r[I] - w.alpha[None] * w.Ap[I]
+    def __init__(self, dtype=T.f32, solver_type="LLT", ordering="AMD"):
+        if solver_type not in ("LLT", "LDLT", "LU"):
+            raise TaichiRuntimeError(f"SparseSolver: solver_type must be LLT, LDLT or LU, got "
+                                     f"{solver_type!r}")
+        self.dtype, self.solver_type, self.ordering = dtype, solver_type, ordering
+        self.matrix, self._chol, self._ok = None, None, False
 
-    @kernel
-    def update_x_r():
-        for I in api.grouped(x):
-            x[I] += w.alpha[None] * w.p[I] + w.omega[None] * w.s[I]
-            w.r[I] = w.s[I] - w.omega[None] * w.t[I]
+    def _check(self, sparse_matrix):
+        if not isinstance(sparse_matrix, SparseMatrix):
+            raise TaichiRuntimeError(f"The parameter type: {type(sparse_matrix)} is not "
+                                     f"supported in linear solvers for now.")
+        if sparse_matrix.n != sparse_matrix.m:
+            raise TaichiRuntimeError(f"SparseSolver: the matrix is not square: "
+                                     f"{sparse_matrix.shape}")
 
-    try:
-        ok = True
-        A._matvec(x, w.Ax)
-        init()
-        rr = dot(w.r, w.r)
-        if not quiet:
-            print(f'>>> Initial residual = {rr:e}')
-        if sqrt(rr) >= tol:
-            rho_old = alpha = omega = 1.0
-            for it in range(maxiter):
-                rho = dot(w.r, w.r_tld)
-                if rho == 0.0:
-                    if not quiet:
-                        print('>>> BICGSTAB failed because r@r_tld = 0.')
-                    ok = False
-                    break
-                if it == 0:
-                    copy(w.r, w.p)
-                else:
-                    w.beta[None] = (rho / rho_old) * (alpha / omega)
-                    update_p()
-                A._matvec(w.p, w.Ap)
-                alpha = rho / dot(w.r_tld, w.Ap)
-                w.alpha[None] = alpha
-                update_s()
-                A._matvec(w.s, w.t)
-                tt = dot(w.t, w.t)
-                omega = dot(w.t, w.s) / (tt if tt != 0.0 else 1e-16)
-                w.omega[None] = omega
-                update_x_r()
-                rr = dot(w.r, w.r)
-                if not quiet:
-                    print(f'>>> Iter = {it + 1:4}, Residual = {sqrt(rr):e}')
-                if sqrt(rr) < tol:
-                    if not quiet:
-                        print(f'>>> BICGSTAB method converged at #iterations {it}')
-                    break
-                rho_old = rho
-        if rr >= tol:
-            if not quiet:
-                print(f'>>> BICGSTAB failed to converge in {maxiter} iterations: '
-                      f'Residual = {sqrt(rr):e}')
-            ok = False
-        return ok
-    finally:
-        w.destroy()
+    def analyze_pattern(self, sparse_matrix):
+        self._check(sparse_matrix)
+        self.matrix = sparse_matrix
+
+    def factorize(self, sparse_matrix):
+        self._check(sparse_matrix)
+        self.matrix = sparse_matrix
+        a = sparse_matrix.matrix.astype(np.float64)
+        self._chol = None
+        try:
+            if self.solver_type == "LLT":
+                self._chol = np.linalg.cholesky(a)
+            self._ok = bool(np.isfinite(a).all())  # LU / LDLT: a singular matrix fails in solve
+        except np.linalg.LinAlgError:
+            self._ok = False
+
+    def compute(self, sparse_matrix):
+        self.analyze_pattern(sparse_matrix)
+        self.factorize(sparse_matrix)
+
+    def solve(self, b):
+        """The solution x of A x = b: numpy for a field or numpy b, an ndarray for an ndarray b."""
+        from .lang.ndarray import Ndarray
+        if self.matrix is None:
+            raise TaichiRuntimeError("Please call compute() before calling solve().")
+        nd = isinstance(b, Ndarray)
+        if not (nd or isinstance(b, (Field, np.ndarray))):
+            raise TaichiRuntimeError(f"The parameter type: {type(b)} is not supported in linear "
+                                     f"solvers for now.")
+        rhs = (b.to_numpy() if nd or isinstance(b, Field) else b).astype(np.float64)
+        a = self.matrix.matrix.astype(np.float64)
+        try:
+            if self._chol is not None:
+                y = np.linalg.solve(self._chol, rhs)
+                x = np.linalg.solve(self._chol.T, y)
+            else:
+                x = np.linalg.solve(a, rhs)
+            self._ok = self._ok and bool(np.isfinite(x).all())
+        except np.linalg.LinAlgError:
+            self._ok = False
+            x = np.full(a.shape[1], np.nan)
+        if nd:
+            return _as_ndarray(x, self.dtype)
+        return x.astype(_np_dtype(self.dtype))
+
+    def info(self):
+        """True if the last factorisation and solve succeeded."""
+        return self._ok
