@@ -16,6 +16,7 @@ config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': (),
           'print_ir': frozenset(), 'ad_stack_size': 32}
 offline = None  # the compiler.CompileOptions of a program set up without a device (init_offline)
 tape = None  # the active Tape, if any
+compiled_kernels = 0  # kernel instances compiled since ti.init() (Taichi's get_num_compiled_functions)
 fwd = None   # the active FwdMode, if any
 
 
@@ -115,8 +116,9 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
 
 @synchronized
 def reset():
-    global generation, _runtime, tape, fwd, offline
+    global generation, _runtime, tape, fwd, offline, compiled_kernels
     generation += 1
+    compiled_kernels = 0
     offline = None
     for f in fields:
         f._storage = None
