@@ -14,6 +14,7 @@ from .lang.field import (field, Field, SNode, axes, i, j, k, l, ij, ik, il, jk, 
 from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
 from .lang.struct import Struct, StructField, dataclass
+from .lang.argpack import ArgPack
 from .lang.kernel import kernel, func, template, Kernel, data_oriented
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
                        atomic_max, atomic_and, atomic_or, atomic_xor, round, atan2, pow, min,

@@ -8,7 +8,7 @@ unrolls into the members' scalar IR."""
 import numpy as np
 
 from .. import types as T
-from ..errors import TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
+from ..errors import DataTypeError, TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import convert
@@ -117,6 +117,9 @@ def _member_type(t):
         return StructType({k: _member_type(v) for k, v in t.items()})
     if _is_struct_type(t) or T.is_tensor_type(t):
         return t
+    if getattr(t, '_vkdiff_argpack', False):  # Taichi: cook_dtype's ValueError
+        raise DataTypeError(f'Invalid data type {t}: an argpack is only a kernel parameter '
+                            'or a member of another argpack')
     T.resolve(t)  # raises for something that is no type
     return t
 
