@@ -25,6 +25,7 @@ def _un(op):
 add, sub, mul, truediv, floordiv, mod, pow = (_bin(o) for o in ('add', 'sub', 'mul', 'div',
                                                               'floordiv', 'mod', 'pow'))
 bit_and, bit_or, bit_xor, bit_shl, bit_sar = (_bin(o) for o in ('band', 'bor', 'bxor', 'shl', 'shr'))
+bit_shr = _bin('lshr')  # logical: zeros shifted in, also for signed integers (Taichi's bit_shr)
 cmp_lt, cmp_le, cmp_gt, cmp_ge, cmp_eq, cmp_ne = (_bin(o) for o in ('lt', 'le', 'gt', 'ge', 'eq',
                                                                   'ne'))
 logical_and, logical_or = _bin('land'), _bin('lor')
