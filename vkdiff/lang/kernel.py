@@ -444,7 +444,8 @@ class _BoundFunc:
         return self._func(self._obj, *args, **kwargs)
 
     def inline(self, kernel_ir, args, kwargs):
-        return self._func.inline(kernel_ir, [self._obj, *args], kwargs)
+        from ..frontend.compiletime import _struct_copy  # a struct's self: by value, assignable
+        return self._func.inline(kernel_ir, [_struct_copy(self._obj), *args], kwargs)
 
 
 def data_oriented(cls):

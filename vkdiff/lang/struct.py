@@ -8,7 +8,7 @@ unrolls into the members' scalar IR."""
 import numpy as np
 
 from .. import types as T
-from ..errors import DataTypeError, TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
+from ..errors import DataTypeError, TaichiSyntaxError, TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import convert
@@ -131,9 +131,11 @@ def struct(**members):
 
 def dataclass(cls):
     """`@ti.dataclass`: a StructType from the class's annotations; `@ti.func` methods defined in
-    the class can be called on its values (`p.kinetic()`), read-only: assigning to `self.x` in a
-    method does not write back."""
+    the class can be called on its values (`p.kinetic()`); `self` is passed by value, as in Taichi:
+    assigning to `self.x` in a method changes the method's copy only."""
     anns = getattr(cls, '__annotations__', {})
+    if any(hasattr(cls, k) for k in anns):
+        raise TaichiSyntaxError('Default value in @dataclass is not supported.')
     methods = {k: v for k, v in vars(cls).items() if getattr(v, '_vkdiff_func', None)}
     t = StructType({k: _member_type(v) for k, v in anns.items()}, methods, name=cls.__name__)
     t.__doc__ = cls.__doc__
