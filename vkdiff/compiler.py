@@ -29,7 +29,7 @@ from . import types as T
 from .codegen import tools
 from .codegen.atomics import fields_needing_int_view
 from .codegen.spirv import LOCAL_SIZE, TaskCodegen
-from .errors import CompileError, VkdiffValueError, located
+from .errors import AutodiffError, CompileError, VkdiffValueError, located
 from .passes import loop_limit as _loop_limit
 from .passes.lower import lower_task
 from .passes.reduction import optimize_reductions
@@ -129,10 +129,20 @@ def split_tasks(body, name, options):
     return tasks
 
 
+def _refuse_block_memory(tasks):
+    """Autodiff of ti.simt.block shared arrays / sync is not supported: a clear error."""
+    for t in tasks:
+        for s in ir.walk(t.body):
+            if s.op == 'barrier' or (s.buf is not None and s.buf.role == 'shared'):
+                raise located(AutodiffError, 'ti.simt.block.SharedArray / sync() cannot be '
+                              'differentiated (no gradient of workgroup memory)', s.loc)
+
+
 def adjoint(tasks, name, options):
     """Pass adjoint: tasks -> (their adjoint tasks, the overflow flags of run-time sized
     per-iteration storage, see autodiff/reverse.py)."""
     from .autodiff.reverse import adjoint_tasks
+    _refuse_block_memory(tasks)
     adj, flags = adjoint_tasks(tasks, name, options.ad_stack_size)
     _show(options, 'adjoint', name + '.grad', adj)
     return adj, flags
@@ -141,6 +151,7 @@ def adjoint(tasks, name, options):
 def tangent(tasks, name, options):
     """Pass tangent: tasks -> their forward-mode (JVP) tasks."""
     from .autodiff.forward import tangent_tasks
+    _refuse_block_memory(tasks)
     tan = tangent_tasks(tasks)
     _show(options, 'tangent', name + '.jvp', tan)
     return tan
@@ -163,6 +174,8 @@ def loop_limit(task, options):
     """Pass loop_limit, on one task (in place): returns the grid-stride iterations per
     invocation its launch uses."""
     per_thread = options.iters_per_thread if options.cpu_driver else 1
+    if task.loop is not None and task.loop.attrs.get('block_dim'):
+        per_thread = 1  # ti.simt.block: one workgroup per block of iterations
     status = options.loop_status or _new_status
     return _loop_limit.apply(task, per_thread, options.device_name, status)
 
@@ -198,7 +211,8 @@ class TaskCode:
         # the trip count is known at compile time (no loads, no arguments)
         self.known = self.total is not None and all(
             x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
-        self.local_size = LOCAL_SIZE
+        self.local_size = (task.loop.attrs.get('block_dim') if task.kind == 'parallel' else
+                           None) or LOCAL_SIZE
         self.asm = TaskCodegen(task, self.buffers, push, options.features, int_view).generate()
         self.binary = None  # set by backend() once the SPIR-V tools ran
         # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not

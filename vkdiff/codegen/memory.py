@@ -1,6 +1,8 @@
 """Codegen stage: global memory. The push-constant layout, and the storage-buffer side of a
 task's codegen (a mixin of codegen/spirv.py's TaskCodegen): element pointers, vector loads of
 vec2/vec4 elements, integer views for compare-exchange atomics, gload / gstore / atomic."""
+import math
+
 from .. import types as T
 from ..errors import CompileError
 from . import atomics, narrow
@@ -79,8 +81,23 @@ class GlobalMemory:
     def element_ptr(self, s):
         f = s.buf
         st = self.storage_type(f)
+        if f.role == 'shared':  # ti.simt.block.SharedArray: a Workgroup array variable
+            return self.op('OpAccessChain', self.m.pointer('Workgroup', self.t(st)),
+                           self.shared_var(f, st), self.element_index(s))
         return self.op('OpAccessChain', self.m.pointer('StorageBuffer', self.t(st)),
                        self.buffers[f], self.m.i32(0), self.element_index(s))
+
+    def shared_var(self, f, st):
+        m = self.m
+        arr = m.array(self.t(st), math.prod(f.shape) * f.ncomp)
+        return m._cached(('block_shared', f), lambda: m._global(
+            'sh', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup'))
+
+    def gen_barrier(self, s):
+        """ti.simt.block.sync(): control barrier over the workgroup, acquire-release on
+        workgroup memory."""
+        m = self.m
+        self.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
 
     def element_index(self, s):
         """The flat index (i32) of the component a global access names: row-major over the
@@ -105,6 +122,7 @@ class GlobalMemory:
         load (through a second, vector-typed view of the same binding)."""
         f = s.buf
         if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
+                f.role == 'shared' or \
                 s.attrs.get('comp', 0) < 0 or f in self.vec_written:
             return None
         key = (id(s.parent), f, tuple(id(i) for i in s.indices))

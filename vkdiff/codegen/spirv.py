@@ -122,7 +122,10 @@ class TaskCodegen(GlobalMemory):
         self.gid = self.op('OpCompositeExtract', u32, gid3, '0')
         nwg3 = self.op('OpLoad', m.vector(u32, 3), self.nwg_var)
         nwg = self.nwg = self.op('OpCompositeExtract', u32, nwg3, '0')
-        self.stride = self.op('OpIMul', u32, nwg, m.u32(LOCAL_SIZE))
+        loop = self.task.loop
+        # ti.loop_config(block_dim=B) with ti.simt.block memory: workgroups of B invocations
+        self.local_size = (loop.attrs.get('block_dim') if loop is not None else None) or LOCAL_SIZE
+        self.stride = self.op('OpIMul', u32, nwg, m.u32(self.local_size))
         self.rng = None
         if any(s.op == 'random' for s in ir.walk(self.task.body)):
             rng.init_rng(self)
@@ -145,7 +148,7 @@ class TaskCodegen(GlobalMemory):
         self.emit('OpReturn')
         m.entry.append(f'OpEntryPoint GLCompute {fn} "main" ' + ' '.join(self.interface))
         # a serial task runs on one invocation: a one-wide workgroup costs a CPU driver less
-        size = 1 if self.task.kind == 'serial' else LOCAL_SIZE
+        size = 1 if self.task.kind == 'serial' else self.local_size
         m.modes.append(f'OpExecutionMode {fn} LocalSize {size} 1 1')
         self.preserve_inf_nan(fn)
         m.functions += [f'{fn} = OpFunction {void} None {m.function_type(void)}',
@@ -390,7 +393,7 @@ class TaskCodegen(GlobalMemory):
 _DISPATCH = {name: getattr(TaskCodegen, 'gen_' + name) for name in
              ('const', 'arg', 'cast', 'bitcast', 'select', 'alloca', 'aload', 'astore', 'load',
               'store', 'gload', 'gstore', 'atomic', 'if', 'for', 'while', 'break', 'continue',
-              'random', 'local_index', 'group_index', 'group_count', 'wg_sum')}
+              'random', 'local_index', 'group_index', 'group_count', 'wg_sum', 'barrier')}
 _DISPATCH.update({name: TaskCodegen.gen_subgroup for name in
                   ('sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size')})
 _DISPATCH.update({name: TaskCodegen.gen_table_op for name in optable.OPS})

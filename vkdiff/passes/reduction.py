@@ -66,7 +66,8 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
     walked in contiguous chunks per invocation where that pays: always on a CPU driver (repeated
     indices, cached loads), and on a GPU only for segmented accumulation (otherwise the grid
     stride keeps neighbouring invocations on neighbouring elements: coalesced loads)."""
-    if task.kind != 'parallel' or task.loop.attrs.get('groups'):
+    if task.kind != 'parallel' or task.loop.attrs.get('groups') or \
+            task.loop.attrs.get('block_dim'):  # ti.simt.block: iterations stay in their blocks
         return [task]
     cands = _candidates(task)
     if not cands:

@@ -27,7 +27,7 @@ class Task:
         reads, writes = [], []
         for s in ir.walk(self.body):
             f = s.attrs.get('buf')
-            if f is None:
+            if f is None or f.role == 'shared':  # workgroup memory: nothing to bind
                 continue
             if s.op == 'gload' or s.op == 'atomic':
                 if f not in reads:
@@ -48,7 +48,8 @@ class Task:
 
 
 _SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',
-                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size'}  # subgroup ops stay put
+                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size',  # subgroup ops stay put
+                 'barrier'}
 
 
 def _owner_task(stmt, top_index):
