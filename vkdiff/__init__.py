@@ -5,7 +5,8 @@ codegen/ (IR -> SPIR-V), runtime/ (Kompute on Vulkan), lang/ and ad (the user AP
 from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint32, int64, uint64,
                     u1, uint1, i8, u8, i16, u16, f16, int8, uint8, int16, uint16, float16,
                     half)
-from .errors import VkdiffError, CompileError, AutodiffError, OutOfMemoryError, LoopLimitError
+from .errors import (VkdiffError, CompileError, AutodiffError, OutOfMemoryError, LoopLimitError,
+                     KernelIndexError, KernelZeroDivisionError)
 from .errors import (TaichiCompilationError, TaichiSyntaxError, TaichiNameError, TaichiIndexError,
                      TaichiTypeError, TaichiRuntimeError, TaichiRuntimeTypeError, TaichiAssertionError)
 from .lang.state import init, reset

@@ -1,6 +1,7 @@
 """Compiler stage: the one pipeline from a kernel's IR to SPIR-V, as a named list of passes.
 
-    split_tasks -> (adjoint | tangent) -> lower -> reductions -> loop_limit -> codegen
+    split_tasks -> (adjoint | tangent) -> debug_checks -> lower -> reductions -> loop_limit
+    -> codegen
 
 Each pass is a function from IR to IR (a list of `passes.tasks.Task`) with a `CompileOptions`
 passed in: nothing here reads global state (ti.init's config, the device). The API layer
@@ -10,6 +11,7 @@ through these functions, then binds and launches what `backend` returns.
   split_tasks  the kernel body -> tasks, one compute dispatch each (passes/tasks.py)
   adjoint      tasks -> their reverse-mode adjoint tasks (autodiff/reverse.py)
   tangent      tasks -> their forward-mode tangent tasks (autodiff/forward.py)
+  debug_checks ti.init(debug=True) only: bounds, zero divisors, asserts (passes/debug_checks.py)
   lower        f64 math, wide types, checks against the device's features (passes/lower.py)
   reductions   accumulations into workgroup sums and partials (passes/reduction.py)
   loop_limit   unrolling and loop guards on a driver with a loop limiter (passes/loop_limit.py)
@@ -30,13 +32,15 @@ from .codegen import tools
 from .codegen.atomics import fields_needing_int_view
 from .codegen.spirv import LOCAL_SIZE, TaskCodegen
 from .errors import AutodiffError, CompileError, VkdiffValueError, located
+from .passes import debug_checks as _debug_checks
 from .passes import loop_limit as _loop_limit
 from .passes.lower import lower_task
 from .passes.reduction import optimize_reductions
 from .passes.tasks import split_tasks as _split_tasks
 
-PASSES = ('split_tasks', 'adjoint', 'tangent', 'lower', 'reductions', 'loop_limit', 'codegen')
-BACKEND = ('lower', 'reductions', 'loop_limit', 'codegen')  # per task, after the IR passes
+PASSES = ('split_tasks', 'adjoint', 'tangent', 'debug_checks', 'lower', 'reductions', 'loop_limit',
+          'codegen')
+BACKEND = ('debug_checks', 'lower', 'reductions', 'loop_limit', 'codegen')  # per task
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +52,8 @@ class CompileOptions:
     iterations per invocation and the workgroups a reduction uses. loop_status: a callable
     returning the status Buffer the loop guards store into (the API layer makes it and reads it
     back after launches; without one, each guarded task gets a temporary of its own).
+    debug: ti.init(debug=True), the debug_checks pass runs; debug_status: like loop_status, the
+    status Buffer its checks report into.
     print_ir: the names of the passes whose output is printed to stderr."""
     device_name: str = 'offline'
     features: dict = dataclasses.field(default_factory=dict)
@@ -63,6 +69,7 @@ class CompileOptions:
     default_ip: T.DataType = T.i32
     print_ir: frozenset = frozenset()
     loop_status: Optional[Callable] = None
+    debug_status: Optional[Callable] = None
 
 
 def lavapipe_like(**changes):
@@ -157,6 +164,14 @@ def tangent(tasks, name, options):
     return tan
 
 
+def debug_checks(task, name, options):
+    """Pass debug_checks, on one task (in place; nothing unless options.debug): run-time checks
+    of indices, integer divisors and asserts, reported in kernel `name`'s messages."""
+    if options.debug:
+        _debug_checks.apply(task, name, options, options.debug_status or _debug_checks.new_status)
+    return task
+
+
 def lower(task, options):
     """Pass lower, on one task (changed in place, and returned)."""
     lower_task(task, options.features)
@@ -225,12 +240,17 @@ class TaskCode:
             self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
 
 
-def run_ir_passes(tasks, options, until=None):
-    """The backend's IR passes (lower, reductions, loop_limit) on copies of `tasks`: a list of
-    (task, grid-stride iterations per invocation), stopping after the pass `until`."""
+def run_ir_passes(tasks, options, until=None, name=None):
+    """The backend's IR passes (debug_checks, lower, reductions, loop_limit) on copies of
+    `tasks` (of the kernel `name`): a list of (task, grid-stride iterations per invocation),
+    stopping after the pass `until`."""
     out = []
     for t in tasks:
-        t = lower(t.clone(), options)
+        t = debug_checks(t.clone(), name or t.name, options)
+        if until == 'debug_checks':
+            out.append((t, 1))
+            continue
+        t = lower(t, options)
         if until == 'lower':
             out.append((t, 1))
             continue
@@ -241,13 +261,13 @@ def run_ir_passes(tasks, options, until=None):
 
 
 def backend(name, tasks, push, options):
-    """Passes lower, reductions, loop_limit and codegen on copies of `tasks` (kept unchanged
-    for autodiff): the TaskCodes, SPIR-V binaries included, in launch order."""
-    for p in ('lower', 'reductions'):
+    """Passes debug_checks, lower, reductions, loop_limit and codegen on copies of `tasks` (kept
+    unchanged for autodiff): the TaskCodes, SPIR-V binaries included, in launch order."""
+    for p in ('debug_checks', 'lower', 'reductions'):
         if p in options.print_ir:  # printed from copies: the passes run again, quietly
             _show(options, p, name, text=format_tasks(
-                [t for t, _ in run_ir_passes(tasks, options, until=p)]))
-    done = run_ir_passes(tasks, options)
+                [t for t, _ in run_ir_passes(tasks, options, until=p, name=name)]))
+    done = run_ir_passes(tasks, options, name=name)
     _show(options, 'loop_limit', name, [t for t, _ in done])
     codes = [TaskCode(t, per, push, options) for t, per in done]
     for c, binary in zip(codes, _compile_all([c.asm for c in codes])):
@@ -257,7 +277,7 @@ def backend(name, tasks, push, options):
     return codes
 
 
-def ir_after(tasks, options, after, codes=()):
+def ir_after(tasks, options, after, codes=(), name=None):
     """The text of `tasks` (a kernel's or its adjoint's) after the pass `after`: the passes
     lower and reductions run again on copies; loop_limit and codegen show `codes` (the
     TaskCodes `backend` made of them: the final IR, the generated assembly)."""
@@ -268,7 +288,7 @@ def ir_after(tasks, options, after, codes=()):
         return format_tasks([c.task for c in codes])
     if after not in BACKEND:
         return format_tasks(tasks)
-    return format_tasks([t for t, _ in run_ir_passes(tasks, options, until=after)])
+    return format_tasks([t for t, _ in run_ir_passes(tasks, options, until=after, name=name)])
 
 
 def codegen_text(codes):

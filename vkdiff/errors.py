@@ -88,6 +88,17 @@ class VkdiffIndexError(VkdiffError, IndexError):
     """A field index out of range."""
 
 
+class KernelIndexError(TaichiAssertionError, VkdiffIndexError):
+    """ti.init(debug=True): a kernel indexed a field or ndarray out of range (raised at the end of
+    the launch; the access was skipped). Also Taichi's TaichiAssertionError (an AssertionError and
+    RuntimeError, what Taichi's debug mode raises) and an IndexError."""
+
+
+class KernelZeroDivisionError(TaichiAssertionError, ZeroDivisionError):
+    """ti.init(debug=True): an integer `//` or `%` by zero in a kernel (raised at the end of the
+    launch; the result was vkdiff's 0 as without debug)."""
+
+
 class IndexCountError(VkdiffIndexError, AssertionError):
     """A field indexed with the wrong number of indices (Taichi raises AssertionError)."""
 

@@ -19,6 +19,7 @@ Ops (args in brackets; attrs after the bar):
   local_index, group_index, group_count: the invocation's index in its workgroup, the
   workgroup's index, the number of workgroups launched (reductions; lowered tasks only)
   ret [value]
+  check [cond, *values] | message: ti.init(debug=True)'s `assert` (passes/debug_checks.py)
 
 Global memory is named by `Buffer`s (a user field, its gradient or dual, a compiler temporary, a
 kernel argument array): the compiler creates and reads Buffers only; the API layer binds each to

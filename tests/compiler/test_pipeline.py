@@ -163,7 +163,8 @@ def test_print_ir_from_init(capsys):
 
 
 def test_unknown_pass_names_are_errors(monkeypatch):
-    with pytest.raises(VkdiffValueError, match='lowr.*split_tasks, adjoint, tangent, lower'):
+    with pytest.raises(VkdiffValueError,
+                       match='lowr.*split_tasks, adjoint, tangent, debug_checks, lower'):
         ti.init(print_ir='lowr')  # (fails before it would open a device)
     state.init_offline(compiler.lavapipe_like())
     k, args = _kernels()['saxpy']

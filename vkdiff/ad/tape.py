@@ -85,7 +85,6 @@ class Tape:
             return False
         if self.validation:
             self._reads.check()  # element by element, instead of the static index-pattern check
-            self.check(arrays_only=True)  # (ndarray arguments: the static check)
         else:
             self.check()
         if self.clear_gradients:
@@ -123,9 +122,9 @@ class Tape:
         Graphviz DOT text."""
         return to_dot(self)
 
-    def check(self, arrays_only=False):
-        """The static global-data-access check of the recorded launches (`arrays_only`: of
-        the ndarray arguments only -- validation=True checks fields element by element)."""
+    def check(self):
+        """The static global-data-access check of the recorded launches (validation=True
+        checks fields and ndarrays element by element instead)."""
         from ..lang.arg_binding import array_buffers, map_summary
         kernels = [(e[1], *e[1].instance(e[2])) for e in self.entries if e[0] == 'kernel']
         # ndarray parameters: the arrays bound at each launch (one Buffer per array)
@@ -135,7 +134,7 @@ class Tape:
         key = None
         if not any(subst):
             try:
-                key = (state.generation, arrays_only,
+                key = (state.generation,
                        tuple((id(inst), tuple(rargs)) for _, inst, rargs in kernels))
                 hash(key)
             except TypeError:
@@ -144,10 +143,6 @@ class Tape:
                 return
         written = frozenset().union(*({m.get(b, b) for b in written_fields(inst)}
                                       for (_, inst, _), m in zip(kernels, subst)))
-        if arrays_only:
-            written = written & frozenset().union(*(m.values() for m in subst))
-            if not written:
-                return
         check_tape([(k.__name__, _filter_reads(map_summary(
                         launch_summary(inst, rargs, None if m else written), m), written))
                     for (k, inst, rargs), m in zip(kernels, subst)], written)

@@ -1,8 +1,11 @@
 """API stage, launch-level AD: `Tape(validation=True)`, the run-time, element-by-element version
-of the Tape's access check. After each recorded launch, a marker version of the kernel (its writes dropped, each
-read of a field also setting a flag in that field's read mask) finds exactly which elements the
-launch read; their values are kept. At the Tape's exit, any of them that a later launch changed
-means the adjoint of the earlier launch would replay a wrong value: an AccessRuleError (an
+of the Tape's access check. After each recorded launch, a marker version of the kernel (its
+writes dropped, each read of a field or of an ndarray argument also setting a flag in a read
+mask of the same shape) finds exactly which elements the launch read; their values are kept.
+A field's mask is a temporary Buffer; an ndarray parameter's mask is one more array argument
+(role 'arg', the parameter's run-time shape) bound to an i32 ndarray shaped like the array
+passed, so the marks follow the array whichever parameter it is passed to. At the Tape's exit,
+any of them that a later launch changed means the adjoint of the earlier launch would replay a wrong value: an AccessRuleError (an
 AutodiffError and a TaichiAssertionError, as Taichi's checker raises)."""
 import weakref
 
@@ -27,10 +30,12 @@ def _mask_of(buf):
     return m
 
 
-def marker_tasks(tasks):
-    """Copies of the tasks that only mark the elements they read: (tasks, the user Buffers they
-    read). `_mask_of(buf)` is the i32 temporary holding the marks of `buf`."""
-    out, fields = [], []
+def marker_tasks(tasks, nparams=0):
+    """Copies of the tasks that only mark the elements they read: (tasks, the field Buffers they
+    read, [(ndarray parameter index, index of its mask parameter)]). `_mask_of(buf)` is the i32
+    temporary holding the marks of field `buf`; the mask of ndarray parameter k is one more
+    array parameter (numbered from `nparams` on) with k's run-time shape."""
+    out, fields, arg_masks = [], [], {}
     for t in tasks:
         body = ir.clone_block(t.body, {})
         for s in list(ir.walk(body)):
@@ -38,10 +43,18 @@ def marker_tasks(tasks):
                 if s.op == 'atomic' and any(s in u.args for u in ir.walk(body)):
                     continue  # its old value is used: keep it (rare)
                 s.parent.stmts.remove(s)
-            elif s.op == 'gload' and s.buf.role == 'field':
-                mask = _mask_of(s.buf)
-                if s.buf not in fields:
-                    fields.append(s.buf)
+            elif s.op == 'gload' and s.buf.role in ('field', 'arg'):
+                if s.buf.role == 'field':
+                    mask = _mask_of(s.buf)
+                    if s.buf not in fields:
+                        fields.append(s.buf)
+                else:
+                    mask = arg_masks.get(s.buf)
+                    if mask is None:
+                        mask = arg_masks[s.buf] = ir.Buffer(
+                            f'{s.buf.name}.readmask', T.i32, s.buf.shape, s.buf.elem_shape,
+                            role='arg', meta={'dims': s.buf.meta['dims'],
+                                              'param': nparams + len(arg_masks)})
                 one = ir.const(1, mask.dtype)
                 pos = s.parent.stmts.index(s) + 1
                 s.parent.insert(pos, one)
@@ -49,13 +62,15 @@ def marker_tasks(tasks):
                                                  {'buf': mask, 'comp': s.attrs['comp']}))
         simplify(body)
         out.append(Task(t.kind, body, t.name + '_readmarks'))
-    return out, fields
+    return out, fields, [(b.meta['param'], m.meta['param']) for b, m in arg_masks.items()]
 
 
 class ReadLog:
     def __init__(self):
-        self.entries = []   # (kernel name, field, mask of elements read, values read)
+        self.entries = []   # (kernel name, array name, its values now, mask of elements read,
+        #                     values read)
         self._markers = {}
+        self._arg_masks = {}  # (mask parameter, shape, element shape) -> i32 Ndarray
 
     def record(self, kernel, args):
         tape, state.tape = state.tape, None  # the fills and reads below are not the user's
@@ -68,29 +83,67 @@ class ReadLog:
         inst, rargs = kernel.instance(args)
         marker = self._markers.get(id(inst))
         if marker is None:
-            tasks, bufs = marker_tasks(inst.tasks)
+            kir = getattr(inst, 'kir', None)
+            params = kir.arg_arrays if kir is not None else []
+            tasks, bufs, arg_masks = marker_tasks(inst.tasks, len(params))
             marker = self._markers[id(inst)] = (
                 TaskList(inst.name + '.readmarks', tasks, inst.push, inst.packer, inst.converters),
-                [(binding.owner(b), binding.storage_for(_mask_of(b))) for b in bufs])
-        tl, fields = marker
+                [(binding.owner(b), binding.storage_for(_mask_of(b))) for b in bufs],
+                [(p, m, params[p].name) for p, m in arg_masks])
+        tl, fields, arg_masks = marker
         for f, mask in fields:
             mask.for_host_overwrite()[...] = 0
-        tl.launch(rargs)
+        masks = self._bind_masks(rargs, arg_masks) if arg_masks else []
+        tl.launch(self._launch_args(rargs, masks) if masks else rargs)
         for f, mask in fields:
-            vals = f.to_numpy()
-            read = (mask.for_host_read() != 0).reshape(vals.shape)
-            if read.any():
-                self.entries.append((kernel.__name__, f, read, vals[read].copy()))
+            self._keep(kernel, f.name, f.to_numpy, mask.for_host_read())
+        for (p, _, pname), m in zip(arg_masks, masks):
+            a = rargs.arrays[p]
+            if a.array is not None:
+                self._keep(kernel, a.array.name, a.array.to_numpy, m.array.to_numpy())
+            else:
+                host = a.host
+                self._keep(kernel, pname, lambda: host, m.array.to_numpy())
+
+    def _bind_masks(self, rargs, arg_masks):
+        """A zeroed i32 ndarray shaped like the array bound to each marked parameter."""
+        from ..lang.ndarray import Ndarray
+        from ..lang.ndarray_args import Bound
+        out = []
+        for p, mp, _ in arg_masks:
+            a = rargs.arrays[p]
+            key = (mp, a.shape, a.elem_shape)
+            m = self._arg_masks.get(key)
+            if m is None:  # (a 0-sized host array: the kernel reads nothing, any mask will do)
+                m = self._arg_masks[key] = Ndarray(T.i32, tuple(max(n, 1) for n in a.shape),
+                                                   a.elem_shape, name='readmask')
+            m.fill(0)
+            out.append(Bound(m, None, a.shape, T.i32, a.elem_shape))
+        return out
+
+    @staticmethod
+    def _launch_args(rargs, masks):
+        from ..lang.kernel import LaunchArgs
+        la = LaunchArgs(rargs)
+        la.arrays = list(rargs.arrays) + masks
+        return la
+
+    def _keep(self, kernel, name, values, marks):
+        vals = values()
+        read = (np.asarray(marks) != 0).reshape(vals.shape)
+        if read.any():
+            self.entries.append((kernel.__name__, name, values, read, vals[read].copy()))
 
     def check(self):
-        for kname, field, read, old in self.entries:
-            now = field.to_numpy()[read]
+        for kname, name, values, read, old in self.entries:
+            now = values()[read]
             same = now == old
             if now.dtype.kind == 'f':
                 same |= np.isnan(now) & np.isnan(old)
             if not same.all():
                 where = np.argwhere(read)[np.flatnonzero(~same)[0]]
                 raise AccessRuleError(
-                    f'Tape(validation=True): {int((~same).sum())} element(s) of {field.name} that '
-                    f'{kname} read were overwritten later in the tape (first: {field.name}'
-                    f'{list(where)}); the gradient would be wrong. Write to a new field instead.')
+                    f'Tape(validation=True): {int((~same).sum())} element(s) of {name} that '
+                    f'{kname} read were overwritten later in the tape (first: {name}'
+                    f'{[int(w) for w in where]}); the gradient would be wrong. Write to a new '
+                    'field instead.')

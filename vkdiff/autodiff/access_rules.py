@@ -3,7 +3,9 @@ and a TaichiAssertionError) instead of a silently
 wrong gradient. Checked when an adjoint is built (a forward-only kernel is never rejected).
 
 Rule 1: a field element that is read must not be overwritten later (the adjoint replays the read).
-Rule 2: an element written more than once: every write after the first must be an atomic add.
+Rule 2: an element written more than once: every write after the first must be an atomic add,
+or a plain store (whose adjoint clears the element's gradient: the writes before it are dead);
+an in-place `*=`, `max=`... after a write is an error.
 Across the launches of a Tape: a launch that overwrites elements an earlier launch read."""
 from .. import ir
 from ..errors import AccessRuleError, located
@@ -127,6 +129,9 @@ def check_rules(tasks, kernel_name):
             name = a.buf.name
             if ka != 'read' and not (kb == 'write' and same_element(a, b)):
                 continue  # an accumulation after a write: rule 2 allows it
+            if ka != 'read' and b.op == 'gstore' and not a.buf.is_temp:
+                continue  # a plain store after writes: its adjoint takes the element's gradient
+                #           and clears it, so the dead writes before it get none (as in Taichi)
             if a.buf.is_temp:
                 raise located(AccessRuleError,
                               f'in kernel {kernel_name}, a kernel-scope variable shared between its '

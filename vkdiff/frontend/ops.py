@@ -68,6 +68,10 @@ def to_bool(x):
     return bool(x)
 
 
+def _shape(m):
+    return (m.n, m.m, m.ndim)
+
+
 def _operand_types(a, b):
     """Result type of a binary op; a Python literal adopts the other side's type where it fits."""
     return current().operand_types(a, b)
@@ -79,8 +83,11 @@ def _fold(op, a, b):
 
 def binary(op, a, b):
     if _is_matrix(a) or _is_matrix(b):
-        from ..lang.matrix import elementwise, _as_matrix  # `v == [1, 2]`: a list is a vector
-        return elementwise(lambda x, y: binary(op, x, y), _as_matrix(a), _as_matrix(b))
+        from ..lang.matrix import elementwise, _as_matrix, host_broadcast  # `v == [1, 2]`
+        a, b = _as_matrix(a), _as_matrix(b)
+        if not in_kernel() and _is_matrix(a) and _is_matrix(b) and _shape(a) != _shape(b):
+            return host_broadcast(optable.OPS[op].host, a, b)  # Python scope: as Taichi does
+        return elementwise(lambda x, y: binary(op, x, y), a, b)
     if not isinstance(a, Value) and not isinstance(b, Value):
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return _numpy_binary(op, a, b)

@@ -12,10 +12,11 @@ from ..lang.field import Field
 from ..lang.matrix import swizzle_indices
 from . import ops
 from .argarray import ArgArray
+from .asserts import build_assert
 from .compiletime import (Static, _StaticBreak, _StaticContinue, _compile_time,
                           _is_runtime_scalar_or_matrix, _is_struct_field, _is_struct_lv)
 from .context import Value, current, emit, error
-from .expressions import _BINOPS, _warn_once
+from .expressions import _BINOPS
 from .loops import _decorator, build_for
 from .lvalues import ATOMIC_AUG, FieldElem, LocalVar, MatrixLValue, field_lvalue, new_local
 
@@ -33,7 +34,7 @@ class StatementBuilder:
         pass
 
     def build_Assert(self, node):
-        _warn_once('assert in a vkdiff kernel is not checked at run time')
+        build_assert(self, node)  # checked with ti.init(debug=True) only, as in Taichi
 
     def build_Assign(self, node):
         value = self(node.value)

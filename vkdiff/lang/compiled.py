@@ -11,7 +11,7 @@ from ..codegen.spirv import PushLayout
 from ..passes.host_eval import host_eval
 from .. import ir
 from ..errors import AutodiffError, KernelArgumentError, VkdiffError, located
-from . import binding, loop_guard, state
+from . import binding, debug_status, loop_guard, state
 from .arg_binding import Launch, TaskArgs, arg_root
 from .convert import arg_converter
 
@@ -122,7 +122,7 @@ def compile_options():
         device_name=rt.name, features=rt.features, limits=rt.limits, cpu_driver=cpu,
         iters_per_thread=per, min_groups=min_groups, max_groups=_max_groups(rt),
         reduction_groups=reduction_groups(rt), loop_status=lambda: loop_guard.status_field(rt),
-        **settings)
+        debug_status=lambda: debug_status.status_buffer(rt), **settings)
 
 
 class TaskList:
@@ -137,10 +137,12 @@ class TaskList:
         self.ret_field = ret_field
         self.options = compile_options()
         self.ctasks = [CompiledTask(c) for c in compiler.backend(name, tasks, push, self.options)]
+        self.debug_sync = False  # debug mode: sync (and report) at the end of each launch
         if state.offline is None:
             rt = state.runtime()
             for ct in self.ctasks:
                 ct.bind(rt, push)
+            self.debug_sync = any(debug_status.reports(rt, ct.fields) for ct in self.ctasks)
 
     def pack(self, args):
         rt = state.runtime()
@@ -182,6 +184,8 @@ class TaskList:
             rt.dispatch(ct.algo, groups, push, ct.reads, ct.writes)
         if arrays:
             bound.finish()  # host arrays the kernel wrote get the data back
+        if self.debug_sync:
+            rt.flush()  # a check that failed raises here
         if self.ret_field is not None:
             return self.ret_field[None]
         return None
@@ -191,7 +195,8 @@ class TaskList:
         backend pass `after` (lower, reductions, loop_limit, codegen)."""
         if after is None or after not in compiler.BACKEND:
             return compiler.format_tasks(self.tasks)
-        return compiler.ir_after(self.tasks, self.options, after, [ct.code for ct in self.ctasks])
+        return compiler.ir_after(self.tasks, self.options, after, [ct.code for ct in self.ctasks],
+                                 self.name)
 
     def tangent(self):
         """The forward-mode (JVP) version of these tasks; of an adjoint, forward-over-reverse."""

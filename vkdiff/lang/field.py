@@ -295,6 +295,7 @@ class Field:
             raise VkdiffError(f'The dimensionality of shape and offset must be the same: field '
                               f'{self.name} has shape {self.shape}, offset {offset}')
         self.offset = offset if any(offset) else None
+        self.buffer.meta['offset'] = self.offset  # for kernel messages (passes/debug_checks.py)
         for g in (self._grad, self._dual):
             if g is not None:
                 g.offset = self.offset

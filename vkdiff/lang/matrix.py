@@ -428,6 +428,13 @@ def _as_matrix(x):
     return Matrix(x) if isinstance(x, (list, tuple, np.ndarray)) else x
 
 
+def host_broadcast(fn, a, b):
+    """Python scope, two matrices of different shapes: Taichi applies the operator to their
+    numpy arrays (numpy's broadcasting rules and errors) and makes a Matrix of the result
+    (ops._binary_operation)."""
+    return Matrix(fn(a.to_numpy(), b.to_numpy()))
+
+
 def _truth(e):
     return ops.binary('ne', e, 0) if hasattr(e, 'stmt') else bool(e)
 

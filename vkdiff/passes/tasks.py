@@ -48,8 +48,8 @@ class Task:
 
 
 _SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',
-                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size',  # subgroup ops stay put
-                 'barrier'}
+                 'check', 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size',  # subgroup ops
+                 'barrier'}  # and workgroup barriers stay put
 
 
 def _owner_task(stmt, top_index):

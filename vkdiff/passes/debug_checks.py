@@ -1,0 +1,255 @@
+"""Pass debug_checks (only with ti.init(debug=True); the first backend pass, so a kernel, its
+adjoint and its tangent all get it): run-time checks that report the first violation of a launch.
+
+- Every gload / gstore / atomic of a user's Buffer (a field, a gradient or tangent, an ndarray
+  argument) tests its indices against the shape (an ndarray's run-time shape). Out of range, a
+  load reads element 0 instead (its value is never seen: the launch raises), a store or atomic is
+  skipped, so no data outside the access changes. Accesses with constant indices into fields need
+  no check (the frontend rejected out-of-range constants).
+- Integer `floordiv` / `mod` test the divisor for zero (the result stays vkdiff's 0).
+- `check [cond, *values] | message` statements (`assert cond, msg` in kernels, which the frontend
+  emits only in debug mode) test cond.
+
+A failing test reports into the status Buffer (`options.debug_status()`, i32 words): the
+invocation whose atomic OR sets word 0 first writes its site's code into word 1 and the site's
+values into words 2.. (two words each: 64-bit values split, narrower ones in the low word). The
+API layer reads the Buffer back at the next sync (in debug mode: at the end of each launch) and
+raises `error(words)`: KernelIndexError, TaichiAssertionError or KernelZeroDivisionError, naming
+the kernel, the source line, the values (index and shape) as Taichi's debug mode does."""
+import struct
+
+import numpy as np
+
+from .. import ir
+from .. import types as T
+from ..errors import KernelIndexError, KernelZeroDivisionError, TaichiAssertionError, located
+from ..irbuild import Builder, Value
+
+MAX_VALUES = 16
+WORDS = 2 + 2 * MAX_VALUES
+
+
+class Site:
+    """One check: the exception type, the source location, the dtypes of the values it reports,
+    and `render(values) -> message`."""
+
+    def __init__(self, exc, loc, dtypes, render):
+        self.exc, self.loc, self.dtypes, self.render = exc, loc, tuple(dtypes), render
+
+
+SITES = [None]  # code -> Site (code 0: no error)
+
+
+def _register(site):
+    SITES.append(site)
+    return len(SITES) - 1
+
+
+def new_status():
+    """A status Buffer of the task's own (compiles without a launcher's, e.g. device-free)."""
+    return ir.Buffer('debug_status', T.i32, (WORDS,), role='temp')
+
+
+# ---------------------------------------------------------------- host side
+def _decode(dt, lo, hi):
+    lo &= 0xFFFFFFFF
+    bits = (hi & 0xFFFFFFFF) << 32 | lo
+    if dt is T.u1:
+        return bool(lo)
+    if dt.is_float:
+        if dt.bits == 64 and not dt.is_narrow:
+            return struct.unpack('<d', struct.pack('<Q', bits))[0]
+        f32 = np.frombuffer(struct.pack('<I', lo), np.float32)[0]
+        return float(str(f32))  # the shortest decimal that is this f32
+    n = dt.bits
+    v = bits & ((1 << n) - 1)
+    if dt.is_signed and v >= 1 << (n - 1):
+        v -= 1 << n
+    return v
+
+
+def error(words):
+    """The exception the status words read back describe (None when no check failed)."""
+    words = [int(w) for w in words]
+    if not words[0] or not 0 < words[1] < len(SITES):
+        return None
+    site = SITES[words[1]]
+    values = [_decode(dt, words[2 + 2 * k], words[3 + 2 * k]) for k, dt in enumerate(site.dtypes)]
+    return located(site.exc, site.render(values), site.loc)
+
+
+# ---------------------------------------------------------------- the pass
+def apply(task, kernel, options, status):
+    """Add the checks to `task` (in place). `kernel` names it in messages; `status()` gives the
+    status Buffer. Returns the number of checks added."""
+    stmts = list(ir.walk(task.body))
+    used = {a for s in stmts for a in s.args}
+    checker = _Checker(kernel, options, status)
+    for s in stmts:
+        if s.op in ir.GLOBAL_ACCESS and _checked(s):
+            checker.access(s, s in used)
+        elif s.op in ('floordiv', 'mod') and s.dtype.is_int and not _nonzero_const(s.args[1]):
+            checker.division(s)
+        elif s.op == 'check':
+            checker.assertion(s)
+    return checker.count
+
+
+def _root(buf):
+    while buf.primal is not None:
+        buf = buf.primal
+    return buf
+
+
+def _checked(s):
+    root = _root(s.buf)
+    if root.is_temp or not s.indices:
+        return False
+    return root.role == 'arg' or not all(i.op == 'const' for i in s.indices)
+
+
+def _nonzero_const(x):
+    return x.op == 'const' and x.attrs['value'] != 0
+
+
+class _Checker:
+    def __init__(self, kernel, options, status):
+        self.kernel, self.options, self._status = kernel, options, status
+        self.buf = None
+        self.count = 0
+
+    def status(self):
+        if self.buf is None:
+            self.buf = self._status()
+        return self.buf
+
+    def builder_before(self, s):
+        blk = s.parent
+        b = Builder(loc=s.loc)
+        return b, blk, blk.stmts.index(s)
+
+    # ------------------------------------------------------------ the checks
+    def access(self, s, used):
+        buf, root = s.buf, _root(s.buf)
+        b, blk, at = self.builder_before(s)
+        with b.open(blk, at):
+            if root.role == 'arg':
+                dims = [Value(b.emit('arg', T.i32, attrs={'index': k})) for k in root.meta['dims']]
+            else:
+                dims = [b.const(n, T.i32) for n in buf.shape]
+            ok = None
+            for ix, n in zip(s.indices, dims):
+                inside = b.land(b.ge(Value(ix), 0), b.lt(Value(ix), n))
+                ok = inside if ok is None else b.land(ok, inside)
+        values = list(s.indices) + ([d.stmt for d in dims] if root.role == 'arg' else [])
+        site = Site(KernelIndexError, s.loc, [T.i32] * len(values),
+                    _bounds_message(self.kernel, buf, root, len(s.indices)))
+        if s.op == 'gload':  # read element 0 instead (never seen: the launch raises)
+            with b.open(blk, blk.stmts.index(s)):
+                s.args = [b.select(ok, Value(ix), 0).stmt for ix in s.args]
+                self.report_unless(b, ok, site, values)
+            return
+        then = self.guard(b, blk, s, ok, site, values)
+        if s.op == 'atomic' and used:  # the old value, 0 where skipped, through a local
+            var = ir.Stmt('alloca', s.dtype)
+            zero = ir.const(0, s.dtype)
+            k = blk.stmts.index(then.owner)
+            for x in (var, zero, ir.Stmt('store', None, [var, zero])):
+                blk.insert(k, x)
+                k += 1
+            then.append(ir.Stmt('store', None, [var, s]))
+            old = blk.insert(k + 1, ir.Stmt('load', s.dtype, [var]))
+            for x in ir.walk(_top(blk)):
+                if x is not old and not (x.op == 'store' and x.args[0] is var):
+                    x.args = [old if a is s else a for a in x.args]
+
+    def division(self, s):
+        a, d = s.args
+        b, blk, at = self.builder_before(s)
+        with b.open(blk, at):
+            ok = b.ne(Value(d), 0)
+            sym = '//' if s.op == 'floordiv' else '%'
+            site = Site(KernelZeroDivisionError, s.loc, [a.dtype],
+                        lambda v, k=self.kernel, t=s.dtype: f'(kernel={k}) integer division by '
+                        f'zero: {v[0]} {sym} 0 ({t}); the result is 0')
+            self.report_unless(b, ok, site, [a])
+
+    def assertion(self, s):
+        cond, values = s.args[0], s.args[1:]
+        b, blk, at = self.builder_before(s)
+        blk.stmts.remove(s)
+        render = s.attrs['message']
+        site = Site(TaichiAssertionError, s.loc, [v.dtype for v in values],
+                    lambda v, k=self.kernel: f'(kernel={k}) {render(v)}')
+        with b.open(blk, at):
+            self.report_unless(b, b.to_bool(Value(cond)), site, values)
+
+    # ------------------------------------------------------------ reporting
+    def guard(self, b, blk, s, ok, site, values):
+        """Move s into `if ok: s else: report`; returns the then-block."""
+        k = blk.stmts.index(s)
+        blk.stmts.remove(s)
+        then, other = ir.Block(), ir.Block()
+        blk.insert(k, ir.Stmt('if', None, [ok.stmt], blocks=[then, other], loc=s.loc))
+        then.append(s)
+        with b.open(other):
+            self.report(b, site, values)
+        return then
+
+    def report_unless(self, b, ok, site, values):
+        other = ir.Block()
+        b.emit('if', None, [ok], blocks=[ir.Block(), other])
+        with b.open(other):
+            self.report(b, site, values)
+
+    def report(self, b, site, values):
+        """The first failing invocation writes the site's code and values into the status."""
+        self.count += 1
+        code = _register(site)
+        st = self.status()
+
+        def word(k):
+            return b.const(k, T.i32)
+
+        old = b.emit('atomic', T.i32, [word(0), word(1)], {'buf': st, 'comp': 0, 'fn': 'bor'})
+        first = ir.Block()
+        b.emit('if', None, [b.eq(Value(old), 0)], blocks=[first, ir.Block()])
+        with b.open(first):
+            b.emit('gstore', None, [word(1), word(code)], {'buf': st, 'comp': 0})
+            for k, v in enumerate(values):
+                for j, w in enumerate(self.encode(b, Value(v))):
+                    b.emit('gstore', None, [word(2 + 2 * k + j), w], {'buf': st, 'comp': 0})
+
+    def encode(self, b, v):
+        """A value as one or two i32 words (see _decode)."""
+        t = v.dtype
+        wide = t.bits == 64 and not t.is_narrow
+        if t.is_float and wide and self.options.features.get('int64', True):
+            v, t = b.bitcast(v, T.i64), T.i64
+        if t.is_float:
+            return [b.bitcast(b.cast(v, T.f32), T.i32)]
+        if wide:
+            return [b.cast(v, T.i32), b.cast(b.shr(v, 32), T.i32)]
+        return [b.cast(v, T.i32)]
+
+
+def _top(blk):
+    while blk.owner is not None and blk.owner.parent is not None:
+        blk = blk.owner.parent
+    return blk
+
+
+def _bounds_message(kernel, buf, root, ndim):
+    what = 'ndarray' if root.role == 'arg' else 'field'
+    offset = root.meta.get('offset') if root.role != 'arg' else None
+
+    def render(v):
+        index = tuple(v[:ndim])
+        shape = tuple(v[ndim:]) if root.role == 'arg' else tuple(buf.shape)
+        where = ''
+        if offset:
+            index = tuple(i + o for i, o in zip(index, offset))
+            where = f' offset {tuple(offset)}'
+        return (f'(kernel={kernel}) out-of-range access to {what} {buf.name} of shape '
+                f'{shape}{where} at index {index}; the access was skipped')
+    return render
