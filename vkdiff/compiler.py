@@ -210,6 +210,8 @@ class TaskCode:
         self.per_thread = per_thread
         self.min_groups = options.min_groups if options.cpu_driver else 1
         self.buffers = task.buffers()
+        if push.spill is not None:  # kernel arguments beyond the push constants (PushLayout)
+            self.buffers.append(push.spill)
         limit = options.limits.get('max_storage_buffers_per_stage')
         if limit and len(self.buffers) > limit:
             loop = task.loop
@@ -221,6 +223,8 @@ class TaskCode:
                           (loop or next(iter(ir.walk(task.body)), None)).loc
                           if (loop or task.body.stmts) else None)
         self.read_fields, self.write_fields = task.accesses()
+        if push.spill is not None:
+            self.read_fields.append(push.spill)
         int_view = fields_needing_int_view(list(ir.walk(task.body)), options.features)
         self.total = task.loop.args[0] if task.kind == 'parallel' else None
         # the trip count is known at compile time (no loads, no arguments)

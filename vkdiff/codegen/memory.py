@@ -3,29 +3,58 @@ task's codegen (a mixin of codegen/spirv.py's TaskCodegen): element pointers, ve
 vec2/vec4 elements, integer views for compare-exchange atomics, gload / gstore / atomic."""
 import math
 
+from .. import ir
 from .. import types as T
-from ..errors import CompileError
 from . import atomics, narrow
 
 
+PUSH_BYTES = 128  # the push constant space every Vulkan device has
+
+
 class PushLayout:
-    """Byte layout of the push constants: launch id, seed, then the kernel's scalar arguments."""
+    """Byte layout of the push constants: launch id, seed, then the kernel's scalar arguments.
+    Arguments that do not fit in the 128 bytes (a 1024-entry vector argument) are spilled: each
+    goes to 32-bit words of `spill` (a temporary Buffer of u32, written by the launcher before
+    each launch and bound to every task) instead. `where[k]` is argument k's place: ('push',
+    member index) or ('spill', first word)."""
 
     def __init__(self, arg_types):
         self.members = [T.u32, T.u32]
         self.offsets = [0, 4]
-        off = 8
+        self.where, self.spill_types = [], []
+        off, words = 8, 0
         for t in arg_types:
             if t is T.u1:
                 t = T.i32
             size = t.nbytes
-            off = (off + size - 1) // size * size
-            self.members.append(t)
-            self.offsets.append(off)
-            off += size
+            at = (off + size - 1) // size * size
+            if (at + size + 7) // 8 * 8 <= PUSH_BYTES and not words:
+                self.where.append(('push', len(self.members)))
+                self.members.append(t)
+                self.offsets.append(at)
+                off = at + size
+            else:  # in argument order: once one spills, the rest follow
+                self.where.append(('spill', words))
+                self.spill_types.append((len(self.where) - 1, t, words))
+                words += size // 4
         self.size = (off + 7) // 8 * 8
-        if self.size > 128:
-            raise CompileError('too many kernel arguments: push constants are limited to 128 bytes')
+        self.spill = ir.Buffer('kernel_arguments', T.u32, (words,), role='temp') \
+            if words else None
+
+    def arg_type(self, a):
+        return next(t for k, t, _ in self.spill_types if k == a)
+
+    def split(self, values):
+        """(the pushed values, the spilled ones as u32 words) of the arguments in order."""
+        if self.spill is None:
+            return values, None
+        import numpy as np
+        pushed = [v for v, (kind, _) in zip(values, self.where) if kind == 'push']
+        words = np.zeros(self.spill.shape[0], np.uint32)
+        for k, t, w in self.spill_types:
+            raw = np.array([values[k]], dtype=t.np).view(np.uint32)
+            words[w:w + len(raw)] = raw
+        return pushed, words
 
     def struct_format(self):
         """A struct module format string packing (launch id, seed, *args)."""
