@@ -137,12 +137,17 @@ def split_tasks(body, name, options):
 
 
 def _refuse_block_memory(tasks):
-    """Autodiff of ti.simt.block shared arrays / sync is not supported: a clear error."""
+    """Autodiff of ti.simt.block shared arrays / sync, and of float local vectors held in arrays
+    (more than frontend.lvalues.ARRAY_MIN_ENTRIES entries), is not supported: a clear error."""
     for t in tasks:
         for s in ir.walk(t.body):
             if s.op == 'barrier' or (s.buf is not None and s.buf.role == 'shared'):
                 raise located(AutodiffError, 'ti.simt.block.SharedArray / sync() cannot be '
                               'differentiated (no gradient of workgroup memory)', s.loc)
+            if (s.op == 'alloca' and s.attrs.get('user_array') or s.buf is not None and
+                    s.buf.meta.get('user_array')) and s.dtype is not None and s.dtype.is_float:
+                raise located(AutodiffError, 'a local float vector/matrix of more than 64 '
+                              'entries cannot be differentiated; use a field', s.loc)
 
 
 def adjoint(tasks, name, options):
