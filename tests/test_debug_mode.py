@@ -401,3 +401,62 @@ def test_launch_after_an_error_works_again():
         put(-2, 1)
     put(1, 7)
     np.testing.assert_array_equal(x.to_numpy(), [5, 7, 6])
+
+
+# ---------------------------------------------------------------- as Taichi's debug tests
+def test_constant_out_of_range_index_raises_at_run_time():
+    """test_debug.py::test_out_of_bound: Taichi raises a RuntimeError when the kernel runs
+    (without debug vkdiff rejects the constant at compile time)."""
+    ti.init(debug=True)
+    x = ti.field(ti.i32, shape=(8, 16))
+    y = ti.field(ti.i32, shape=(8, 16), offset=(-8, -8))
+
+    @ti.kernel
+    def func():
+        x[3, 16] = 1  # MARK-const
+
+    @ti.kernel
+    def func2():
+        y[0, 0] = 1
+
+    @ti.kernel
+    def fine():
+        x[7, 15] = 2
+        y[-8, 7] = 3
+
+    with pytest.raises(RuntimeError) as e:
+        func()
+    assert isinstance(e.value, ti.KernelIndexError)
+    _names_site(e, 'func', 'MARK-const')
+    with pytest.raises(ti.KernelIndexError, match=r'offset \(-8, -8\) at index \(0, 0\)'):
+        func2()
+    fine()
+    assert x.to_numpy().sum() == 2 and y.to_numpy().sum() == 3
+    ti.init()
+    x = ti.field(ti.i32, shape=(8, 16))
+
+    @ti.kernel
+    def func():
+        x[3, 16] = 1
+
+    with pytest.raises(ti.CompileError, match='out of range'):
+        func()
+
+
+def test_python_scope_indices_in_debug_mode():
+    """test_debug.py::test_cpu_debug_snode_*: Python-scope accesses out of range are an
+    AssertionError (and IndexError); in debug mode negative indices are out of range too."""
+    x = ti.field(ti.f32, shape=3)
+    x[-1] = 2.0  # without debug: from the end, like numpy
+    assert x[2] == 2.0
+    with pytest.raises(IndexError):
+        x[3] = 1.0
+    ti.init(debug=True)
+    x = ti.field(ti.f32, shape=3)
+    for bad in (3, -1):
+        with pytest.raises(AssertionError):
+            x[bad] = 10.0
+        with pytest.raises(ti.FieldIndexError):
+            x[bad]
+    x[2] = 1.0
+    assert x.to_numpy().tolist() == [0, 0, 1]

@@ -125,6 +125,14 @@ def test_static_assert_and_print(capsys):
     with pytest.raises(ti.CompileError, match='need 5'):
         bad()
 
+    @ti.kernel
+    def runtime_condition():
+        value = False
+        ti.static_assert(value, 'Oh, no!')
+
+    with pytest.raises(ti.TaichiTypeError, match='Static assert with non-static condition'):
+        runtime_condition()
+
 
 def test_raw_div_raw_mod_isnan_isinf():
     a = np.array([7, -7, 7, -7, 6, -6], np.int32)

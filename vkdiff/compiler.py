@@ -12,7 +12,8 @@ through these functions, then binds and launches what `backend` returns.
   adjoint      tasks -> their reverse-mode adjoint tasks (autodiff/reverse.py)
   tangent      tasks -> their forward-mode tangent tasks (autodiff/forward.py)
   debug_checks ti.init(debug=True) only: bounds, zero divisors, asserts (passes/debug_checks.py)
-  lower        f64 math, wide types, checks against the device's features (passes/lower.py)
+  lower        prints into device-log appends (passes/device_log.py), f64 math, wide types,
+               checks against the device's features (passes/lower.py)
   reductions   accumulations into workgroup sums and partials (passes/reduction.py)
   loop_limit   unrolling and loop guards on a driver with a loop limiter (passes/loop_limit.py)
   codegen      SPIR-V assembly (codegen/spirv.py), then spirv-as/spirv-opt (codegen/tools.py)
@@ -34,6 +35,7 @@ from .codegen.spirv import LOCAL_SIZE, TaskCodegen
 from .errors import AutodiffError, CompileError, VkdiffValueError, located
 from .passes import debug_checks as _debug_checks
 from .passes import loop_limit as _loop_limit
+from .passes.device_log import DeviceLog, lower_prints
 from .passes.lower import lower_task
 from .passes.reduction import optimize_reductions
 from .passes.tasks import split_tasks as _split_tasks
@@ -52,6 +54,8 @@ class CompileOptions:
     iterations per invocation and the workgroups a reduction uses. loop_status: a callable
     returning the status Buffer the loop guards store into (the API layer makes it and reads it
     back after launches; without one, each guarded task gets a temporary of its own).
+    device_log: a callable returning the passes.device_log.DeviceLog that `print` statements
+    append records to (the API layer binds and reads it; without one, a fresh one per task).
     debug: ti.init(debug=True), the debug_checks pass runs; debug_status: like loop_status, the
     status Buffer its checks report into.
     print_ir: the names of the passes whose output is printed to stderr."""
@@ -69,6 +73,7 @@ class CompileOptions:
     default_ip: T.DataType = T.i32
     print_ir: frozenset = frozenset()
     loop_status: Optional[Callable] = None
+    device_log: Optional[Callable] = None
     debug_status: Optional[Callable] = None
 
 
@@ -178,7 +183,9 @@ def debug_checks(task, name, options):
 
 
 def lower(task, options):
-    """Pass lower, on one task (changed in place, and returned)."""
+    """Pass lower, on one task (changed in place, and returned): `print` statements become
+    appends to the device log (passes/device_log.py), then the op lowerings and feature checks."""
+    lower_prints(task, options.device_log or DeviceLog)
     lower_task(task, options.features)
     return task
 

@@ -88,6 +88,11 @@ class VkdiffIndexError(VkdiffError, IndexError):
     """A field index out of range."""
 
 
+class FieldIndexError(VkdiffIndexError, AssertionError):
+    """A Python-scope field index out of range (also an AssertionError: Taichi's debug mode
+    raises one for it)."""
+
+
 class KernelIndexError(TaichiAssertionError, VkdiffIndexError):
     """ti.init(debug=True): a kernel indexed a field or ndarray out of range (raised at the end of
     the launch; the access was skipped). Also Taichi's TaichiAssertionError (an AssertionError and

@@ -19,6 +19,8 @@ Ops (args in brackets; attrs after the bar):
   local_index, group_index, group_count: the invocation's index in its workgroup, the
   workgroup's index, the number of workgroups launched (reductions; lowered tasks only)
   ret [value]
+  print [*values] | text, specs: prints text[0] v0 text[1] v1 ... (values by their printf
+      specifiers; frontend/printing.py); lowered to device-log appends (passes/device_log.py)
   check [cond, *values] | message: ti.init(debug=True)'s `assert` (passes/debug_checks.py)
 
 Global memory is named by `Buffer`s (a user field, its gradient or dual, a compiler temporary, a

@@ -230,3 +230,29 @@ def test_options_carry_the_settings():
             d[i] = d[i] * 2.0
     with pytest.raises(CompileError, match='no 64-bit floats'):
         f64.ir()
+
+
+def test_print_statements_lower_to_device_log_appends():
+    """`print` is an IR statement up to `lower`, which makes it appends to the device log
+    (passes/device_log.py): valid SPIR-V for every value type; the adjoint does not print, the
+    tangent (which runs instead of the primal) does."""
+    x = ti.field(ti.f32, 8, needs_grad=True, needs_dual=True)
+    loss = ti.field(ti.f32, (), needs_grad=True, needs_dual=True)
+
+    @ti.kernel
+    def printing(a: ti.i64, d: ti.f64):
+        print("a", a, d, ti.cast(a, ti.u8), ti.cast(d, ti.f16), a > 0, sep="|")
+        for i in x:
+            print(f"x[{i}] = {x[i]:.3e}", ti.Vector([x[i], 2.0 * x[i]]))
+            loss[None] += x[i] * x[i]
+
+    inst, _ = printing.instance((1, 2.0))
+    assert check_tasklist(inst) >= 2
+    text = printing.ir(1, 2.0)
+    assert text.count('print(') == 2 and "'%.3e'" in text
+    lowered = printing.ir(1, 2.0, after='lower')
+    assert 'print(' not in lowered and 'buf=device_log_head' in lowered
+    assert 'print(' not in printing.grad.ir(1, 2.0)
+    check_tasklist(inst.adjoint())
+    assert printing.ir(1, 2.0, after='tangent').count('print(') == 2
+    check_tasklist(inst.tangent())

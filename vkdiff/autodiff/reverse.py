@@ -105,6 +105,8 @@ class Reverser:
 
     def replay(self, s):
         op = s.op
+        if op == 'print':
+            return  # the primal printed; its adjoint does not print again (Taichi's does)
         if op in ('gstore',):
             if self.clearing and clears_grad(s):
                 self.clear_grad(s)

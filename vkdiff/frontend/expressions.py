@@ -9,9 +9,10 @@ import warnings
 import numpy as np
 
 from .. import types as T
+from ..lang import state
 from ..lang.field import Field
 from ..lang.matrix import Matrix, swizzle_indices
-from . import ops
+from . import ops, printing
 from .argarray import ArgArray
 from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_field, _is_struct_lv,
                           _struct_copy)
@@ -106,10 +107,18 @@ class ExpressionBuilder:
         return {self(k): self(v) for k, v in zip(node.keys, node.values)}
 
     def build_JoinedStr(self, node):
-        return ''.join(str(self(v)) for v in node.values)
+        return printing.joined_str([self(v) for v in node.values])
 
     def build_FormattedValue(self, node):
-        return self(node.value)
+        value = self(node.value)
+        if node.conversion in (ord('r'), ord('s'), ord('a')) and not printing._runtime(value):
+            value = {'r': repr, 's': str, 'a': ascii}[chr(node.conversion)](value)
+        if node.format_spec is None:
+            return value
+        spec = self(node.format_spec)
+        if not isinstance(spec, str):
+            raise error('a format specifier in a kernel f-string must be a compile-time string')
+        return printing.Spec(value, spec) if spec else value
 
     # ---------------------------------------------------------------- expressions
     def build_BinOp(self, node):
@@ -223,7 +232,7 @@ class ExpressionBuilder:
                 continue
             if ops.is_number(k):
                 k = int(k) - o
-                if not 0 <= k < n:
+                if not 0 <= k < n and not state.config.get('debug'):  # debug: checked at run time
                     raise error(f'index {k + o} out of range [{o}, {o + n}) in field {field.name}')
             elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
                 what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)
@@ -278,8 +287,10 @@ class ExpressionBuilder:
             args.extend(v.value) if isinstance(v, _Starred) else args.append(v)
         kwargs = {k.arg: build(k.value) for k in node.keywords}
         if fn is print:
-            _warn_once('print() in a vkdiff kernel is ignored')
-            return None
+            return printing.build_print(args, kwargs)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == 'format' and \
+                isinstance(getattr(fn, '__self__', None), str):
+            return printing.format_call(fn.__self__, args, kwargs)
         if getattr(fn, '_vkdiff_func', None):
             # structs are passed by value: the func gets a local copy it may assign to
             args = [_struct_copy(a) for a in args]

@@ -2,7 +2,7 @@
 math), usable in Python scope too where that makes sense."""
 from .. import optable
 from .. import types as T
-from ..errors import TaichiSyntaxError
+from ..errors import TaichiSyntaxError, TaichiTypeError
 from ..frontend import ops
 from ..frontend.compiletime import Grouped, NDRange, Static
 from ..frontend.context import Value, emit, error, current
@@ -90,8 +90,9 @@ def randn(dtype=float):
 
 def static_assert(cond, msg=None):
     """A compile-time assertion."""
-    if isinstance(cond, Value):
-        raise error('ti.static_assert needs a compile-time condition')
+    if isinstance(cond, Value):  # Taichi's error and message
+        raise error('Static assert with non-static condition (ti.static_assert needs a '
+                    'compile-time condition)', TaichiTypeError)
     if not cond:
         raise error(f'static assertion failed{": " + str(msg) if msg else ""}')
 

@@ -11,7 +11,7 @@ from ..codegen.spirv import PushLayout
 from ..passes.host_eval import host_eval
 from .. import ir
 from ..errors import AutodiffError, KernelArgumentError, VkdiffError, located
-from . import binding, debug_status, loop_guard, state
+from . import binding, debug_status, device_log, loop_guard, state
 from .arg_binding import Launch, TaskArgs, arg_root
 from .convert import arg_converter
 
@@ -122,7 +122,8 @@ def compile_options():
         device_name=rt.name, features=rt.features, limits=rt.limits, cpu_driver=cpu,
         iters_per_thread=per, min_groups=min_groups, max_groups=_max_groups(rt),
         reduction_groups=reduction_groups(rt), loop_status=lambda: loop_guard.status_field(rt),
-        debug_status=lambda: debug_status.status_buffer(rt), **settings)
+        debug_status=lambda: debug_status.status_buffer(rt),
+        device_log=lambda: device_log.log_for(rt), **settings)
 
 
 class TaskList:
@@ -135,6 +136,8 @@ class TaskList:
         self.tasks = tasks            # the IR, kept as built (before lowering) for autodiff
         self.push, self.packer, self.converters = push, packer, converters
         self.ret_field = ret_field
+        # a kernel that prints ends its launch with a sync: its output comes before the host's
+        self.prints = device_log.sync_after(tasks)
         self.options = compile_options()
         self.ctasks = [CompiledTask(c) for c in compiler.backend(name, tasks, push, self.options)]
         self.debug_sync = False  # debug mode: sync (and report) at the end of each launch
@@ -187,8 +190,8 @@ class TaskList:
             rt.dispatch(ct.algo, groups, push, ct.reads, ct.writes)
         if arrays:
             bound.finish()  # host arrays the kernel wrote get the data back
-        if self.debug_sync:
-            rt.flush()  # a check that failed raises here
+        if self.debug_sync or self.prints:
+            rt.flush()  # a check that failed raises here; lang/device_log.py prints records
         if self.ret_field is not None:
             return self.ret_field[None]
         return None

@@ -6,8 +6,8 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import (IndexCountError, IndexTypeError, TaichiRuntimeError, UnsupportedError,
-                      VkdiffError, VkdiffIndexError, VkdiffTypeError, VkdiffValueError)
+from ..errors import (FieldIndexError, IndexCountError, IndexTypeError, TaichiRuntimeError,
+                      UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, state
 from .proxy import element
 from ..frontend.context import current
@@ -151,10 +151,13 @@ class Field:
         if self.offset is not None:
             key = self._unoffset(key)
         out = []
+        debug = state.config.get('debug')  # Taichi's debug mode: no negative indices either
         for k, n in zip(key, shape):
-            if not -n <= k < n:
-                raise VkdiffIndexError(f'index {k} out of range for axis of size {n} in field '
-                                       f'{self.name}')
+            if not (0 if debug else -n) <= k < n:
+                raise FieldIndexError(f'index {k} out of range for axis of size {n} in field '
+                                      f'{self.name}' + (' (negative indices count from the end '
+                                                        'only without ti.init(debug=True))'
+                                                        if debug and -n <= k < 0 else ''))
             out.append(int(k) % n)
         return tuple(out)
 
@@ -164,8 +167,8 @@ class Field:
         for k, n, o in zip(key, self.shape, self.offset):
             if isinstance(k, (int, np.integer)):
                 if not o <= k < o + n:
-                    raise VkdiffIndexError(f'index {k} out of range [{o}, {o + n}) of an axis '
-                                           f'of field {self.name}')
+                    raise FieldIndexError(f'index {k} out of range [{o}, {o + n}) of an axis '
+                                          f'of field {self.name}')
                 k -= o
             out.append(k)
         return tuple(out)

@@ -4,8 +4,8 @@ adjoint and its tangent all get it): run-time checks that report the first viola
 - Every gload / gstore / atomic of a user's Buffer (a field, a gradient or tangent, an ndarray
   argument) tests its indices against the shape (an ndarray's run-time shape). Out of range, a
   load reads element 0 instead (its value is never seen: the launch raises), a store or atomic is
-  skipped, so no data outside the access changes. Accesses with constant indices into fields need
-  no check (the frontend rejected out-of-range constants).
+  skipped, so no data outside the access changes. Constant indices inside a field's shape need
+  no check (in debug mode the frontend leaves out-of-range constants to this check, as Taichi).
 - Integer `floordiv` / `mod` test the divisor for zero (the result stays vkdiff's 0).
 - `check [cond, *values] | message` statements (`assert cond, msg` in kernels, which the frontend
   emits only in debug mode) test cond.
@@ -102,10 +102,13 @@ def _root(buf):
 
 
 def _checked(s):
+    """Does access s need a check? Not into temporaries (the compiler's own), nor at constant
+    indices inside a field's shape."""
     root = _root(s.buf)
     if root.is_temp or not s.indices:
         return False
-    return root.role == 'arg' or not all(i.op == 'const' for i in s.indices)
+    return root.role == 'arg' or not all(i.op == 'const' and 0 <= i.attrs['value'] < n
+                                         for i, n in zip(s.indices, s.buf.shape))
 
 
 def _nonzero_const(x):

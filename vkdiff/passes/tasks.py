@@ -48,7 +48,8 @@ class Task:
 
 
 _SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',
-                 'check', 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size',  # subgroup ops
+                 'check', 'print',
+                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size',  # subgroup ops
                  'barrier'}  # and workgroup barriers stay put
 
 

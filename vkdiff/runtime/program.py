@@ -123,7 +123,8 @@ class Runtime:
 
     def flush(self):
         """Submit what is recorded and wait. Status fields written since the last sync (e.g. the
-        loop-limit flag) are read back with it; their checks run last and may raise."""
+        loop-limit flag, the device log of kernel prints) are read back with it; their checks run
+        last, each of them (a check may read more back), and then the first error is raised."""
         checks = [c for c in self.status_checks if c[0].state == 'device'] \
             if self.batch.pending else ()
         for st, _ in checks:
@@ -133,12 +134,20 @@ class Runtime:
         self.written.clear()
         self.read.clear()
         self.staged.clear()
-        for st, check in checks:
+        for st, _ in checks:
             st.state = 'synced'
-            check()
+        error = None
+        for _, check in checks:
+            try:
+                check()
+            except Exception as e:  # noqa: BLE001  (raised below, after the other checks)
+                error = error or e
+        if error is not None:
+            raise error
 
     def close(self):
-        self.status_checks = []  # nobody is left to report to
+        # nobody is left to report errors to; what is only printed (kernel prints) still prints
+        self.status_checks = [c for c in self.status_checks if getattr(c[1], 'at_close', False)]
         try:
             self.flush()
         finally:
