@@ -37,3 +37,9 @@ atomic_add, atomic_sub, atomic_mul = _api.atomic_add, _api.atomic_sub, _api.atom
 atomic_min, atomic_max = _api.atomic_min, _api.atomic_max
 atomic_and, atomic_or, atomic_xor = _api.atomic_and, _api.atomic_or, _api.atomic_xor
 select, cast = _api.select, _api.cast
+
+# each function is named as exported (Taichi's ti.lang.ops.abs.__name__ == 'abs')
+for _name, _fn in list(globals().items()):
+    if callable(_fn) and getattr(_fn, '__module__', None) == __name__ and \
+            getattr(_fn, '__qualname__', '').startswith(('_bin.', '_un.')):
+        _fn.__name__ = _fn.__qualname__ = _name
