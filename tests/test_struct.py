@@ -314,3 +314,23 @@ def test_struct_errors():
         bad()
     ints = ti.Struct.field({'k': ti.i32}, shape=2, needs_grad=True)
     assert ints.k.grad is None and ints.grad is None
+
+
+def test_struct_kernel_argument_is_a_run_time_value():
+    """A struct-typed kernel parameter is passed by value as Taichi does (its members as run-time
+    arguments): one compiled kernel for every value; another struct type is a
+    TaichiRuntimeTypeError."""
+    sphere = ti.types.struct(center=ti.math.vec3, radius=ti.f32, tag=ti.i32)
+    circle = ti.types.struct(center=ti.math.vec2, radius=ti.f32, tag=ti.i32)
+
+    @ti.kernel
+    def volume(s: sphere) -> ti.f32:
+        return 4.0 / 3.0 * s.radius ** 3 + s.center[2] * 100 + s.tag * 1000
+
+    assert volume(sphere(center=[0, 0, 1], radius=1.5, tag=2)) == pytest.approx(4.5 + 100 + 2000)
+    assert volume(sphere(center=[0, 0, -1], radius=3.0, tag=0)) == pytest.approx(36.0 - 100)
+    assert len(volume.instances) == 1
+    with pytest.raises(ti.TaichiRuntimeTypeError, match='cannot be converted'):
+        volume(circle(center=[1, 2], radius=1.0, tag=0))
+    with pytest.raises(ti.TaichiRuntimeTypeError, match='cannot be converted'):
+        volume(3.0)

@@ -138,16 +138,23 @@ def _scalar_arg(kir, em, t, what):
     return Value(em.insert(ir.Stmt('arg', dt, attrs={'index': idx})))
 
 
-def _struct_leaves(stype, value, rargs):
+def _struct_leaves(stype, value, rargs, top=None):
+    """The run-time arguments of a struct value passed for a `stype` parameter, checked as
+    Taichi does (a struct of the same members and shapes)."""
     from .kernel import _tensor_entries
-    if not isinstance(value, Struct):
-        raise TaichiRuntimeTypeError(f'Argument {value!r} cannot be converted into required '
-                                     f'type {stype!r}')
+    top = (value, stype) if top is None else top
+    if not isinstance(value, Struct) or list(value._members) != list(stype.members):
+        raise TaichiRuntimeTypeError(f'Argument {type(top[0])} cannot be converted into '
+                                     f'required type {top[1]!r}')
     for k, t in stype.members.items():
         v = value._members[k]
         if isinstance(t, StructType):
-            _struct_leaves(t, v, rargs)
+            _struct_leaves(t, v, rargs, top)
         elif T.is_tensor_type(t):
+            want = (t.n, t.m) if hasattr(t, 'm') else (t.n,)
+            if np.shape(v.to_list() if isinstance(v, Matrix) else v) != want:
+                raise TaichiRuntimeTypeError(f'Argument {type(top[0])} cannot be converted into '
+                                             f'required type {top[1]!r}')
             rargs.extend(_tensor_entries(t, v, k))
         else:
             rargs.append(v)

@@ -106,9 +106,11 @@ class LaunchArgs(list):
 
 def _annotation_kind(ann, value):
     """'template', an NdarrayType, or the DataType of a scalar argument."""
+    if getattr(ann, '_vkdiff_argpack', False) or getattr(ann, '_vkdiff_struct_arg', False):
+        return ann  # an argpack / a struct: its leaves are run-time arguments (lang/argpack.py)
     if isinstance(ann, Template) or ann is Template:
         return 'template'
-    if isinstance(ann, NdarrayType) or getattr(ann, '_vkdiff_argpack', False):
+    if isinstance(ann, NdarrayType):
         return ann
     if ann is inspect.Parameter.empty:
         if isinstance(value, (bool, int, float)) or hasattr(value, 'dtype') and ops.is_number(value):
@@ -280,6 +282,10 @@ class Kernel:
             elif getattr(kind, '_vkdiff_argpack', False):  # lang/argpack.py
                 key.append(('p', id(kind)))
                 kind.flatten(a, p.name, key, runtime_args)
+            elif getattr(kind, '_vkdiff_struct_arg', False):
+                from .argpack import _struct_leaves
+                key.append(('p', id(kind)))
+                _struct_leaves(kind, a, runtime_args)
             else:
                 key.append(('s', kind.name))
                 runtime_args.append(a)
@@ -323,6 +329,9 @@ class Kernel:
                     fb.scopes[0][p.name] = _tensor_arg(kir, em, kind, p.name)
                 elif getattr(kind, '_vkdiff_argpack', False):
                     fb.scopes[0][p.name] = kind.declare(kir, em, a, p.name)
+                elif getattr(kind, '_vkdiff_struct_arg', False):
+                    from .argpack import _struct_arg
+                    fb.scopes[0][p.name] = _struct_arg(kir, em, kind, p.name)
                 else:
                     idx = len(kir.arg_types)
                     kir.arg_types.append(kind)

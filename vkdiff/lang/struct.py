@@ -50,8 +50,10 @@ def _zero(mtype):
 class StructType(Template):
     """`ti.types.struct(pos=ti.math.vec2, mass=ti.f32)`: constructs struct values
     (`t(pos=..., mass=...)`, missing members are zero), makes struct fields (`t.field(shape=n)`)
-    and annotates `@ti.func` arguments (passed by value). As a kernel argument annotation it acts
-    like `ti.template()`."""
+    and annotates `@ti.func` arguments (passed by value). As a kernel argument annotation its
+    value is passed by value too: every scalar / vector entry a run-time argument, one compiled
+    kernel for all values (lang/argpack.py)."""
+    _vkdiff_struct_arg = True
 
     def __init__(self, members, methods=None, name=None):
         if not members:
