@@ -460,3 +460,81 @@ def test_python_scope_indices_in_debug_mode():
             x[bad]
     x[2] = 1.0
     assert x.to_numpy().tolist() == [0, 0, 1]
+
+
+def test_run_time_vector_and_matrix_component_indices():
+    """Taichi's debug mode checks run-time matrix indices too ("Out of bound access to a [3]
+    matrix"); an out-of-range component write changes nothing."""
+    ti.init(debug=True)
+    v = ti.Vector.field(3, ti.i32, shape=2)
+    out = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def read(k: ti.i32):
+        a = ti.Vector([10, 20, 30])
+        out[None] = a[k]  # MARK-vread
+
+    @ti.kernel
+    def write(i: ti.i32, k: ti.i32):
+        v[i][k] = 7  # MARK-vwrite
+
+    @ti.kernel
+    def mat(i: ti.i32, j: ti.i32) -> ti.f32:
+        m = ti.Matrix([[1.0, 2.0], [3.0, 4.0]])
+        return m[i, j]  # MARK-mread
+
+    read(2)
+    assert out[None] == 30
+    with pytest.raises(ti.KernelIndexError) as e:
+        read(3)
+    msg = _names_site(e, 'read', 'MARK-vread')
+    assert 'index (3,) of a vector of 3 components' in msg, msg
+    write(1, 0)
+    with pytest.raises(ti.KernelIndexError, match=r'index \(-1,\) of a vector of 3') as e:
+        write(0, -1)
+    _names_site(e, 'write', 'MARK-vwrite')
+    np.testing.assert_array_equal(v.to_numpy(), [[0, 0, 0], [7, 0, 0]])
+    assert mat(1, 1) == 4.0
+    with pytest.raises(ti.KernelIndexError, match=r'index \(0, 2\) of a 2x2 matrix'):
+        mat(0, 2)
+
+
+def test_tangent_kernel_is_checked():
+    ti.init(debug=True)
+    x = ti.field(ti.f32, shape=4, needs_dual=True)
+    y = ti.field(ti.f32, shape=4, needs_dual=True)
+
+    @ti.kernel
+    def shift(k: ti.i32):
+        for i in x:
+            y[i] = x[i + k] * 2.0  # MARK-tangent
+
+    x.from_numpy(np.array([1, 2, 3, 4], np.float32))
+    with ti.ad.FwdMode(loss=y, param=x, seed=[1.0, 0.0, 0.0, 0.0]):
+        shift(0)
+    np.testing.assert_allclose(y.dual.to_numpy(), [2, 0, 0, 0])
+    with pytest.raises(ti.KernelIndexError) as e:
+        with ti.ad.FwdMode(loss=y, param=x, seed=[1.0, 0.0, 0.0, 0.0]):
+            shift(1)
+    _names_site(e, 'shift.jvp', 'MARK-tangent')
+
+
+def test_assert_in_a_differentiated_kernel():
+    ti.init(debug=True)
+    x = ti.field(ti.f32, shape=3, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def energy():
+        for i in x:
+            assert x[i] > -10.0, "x[%d] = %f" % (i, x[i])
+            loss[None] += ti.sin(x[i])
+
+    x.from_numpy(np.array([0.1, 0.2, 0.3], np.float32))
+    with ti.ad.Tape(loss):
+        energy()
+    np.testing.assert_allclose(x.grad.to_numpy(), np.cos([0.1, 0.2, 0.3]), rtol=1e-6)
+    x[1] = -20.0
+    with pytest.raises(AssertionError, match=r'x\[1\] = -20\.0'):
+        with ti.ad.Tape(loss):
+            energy()

@@ -21,7 +21,8 @@ Ops (args in brackets; attrs after the bar):
   ret [value]
   print [*values] | text, specs: prints text[0] v0 text[1] v1 ... (values by their printf
       specifiers; frontend/printing.py); lowered to device-log appends (passes/device_log.py)
-  check [cond, *values] | message: ti.init(debug=True)'s `assert` (passes/debug_checks.py)
+  check [cond, *values] | message, exc?: ti.init(debug=True)'s `assert` and run-time component
+      index checks (exc='index'), lowered by passes/debug_checks.py
 
 Global memory is named by `Buffer`s (a user field, its gradient or dual, a compiler temporary, a
 kernel argument array): the compiler creates and reads Buffers only; the API layer binds each to

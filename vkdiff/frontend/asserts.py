@@ -3,7 +3,8 @@ ti.init(debug=True) and ignored otherwise (nothing is built). In debug mode it b
 `check [cond, *values] | message` statement, which passes/debug_checks.py turns into a test that
 reports a failure at the end of the launch (TaichiAssertionError). The message is a string, the
 condition's source (no message), `"fmt %d" % (a, b)` or an f-string: run-time scalars in it are
-read back with the failure and formatted on the host."""
+read back with the failure and formatted on the host. Also the debug check of run-time
+vector/matrix component indices (`check_components`)."""
 import ast
 
 from ..errors import TaichiSyntaxError
@@ -91,3 +92,28 @@ def build_assert(fb, node):
         cond = ops.as_value(0) != 0
     emit('check', None, [cond.stmt] + values,
          {'message': Message(ast.unparse(msg) if msg is not None else pieces[0], pieces)})
+
+
+def check_components(keys, sizes):
+    """ti.init(debug=True): a `check` that run-time vector/matrix component indices `keys` lie
+    within `sizes` (Taichi's debug mode checks them; without the check an index past the end
+    reads the last component and writes none)."""
+    if not state.config.get('debug'):
+        return
+    ok, values, pieces = None, [], ['Out of bound access: index (']
+    for k, (key, n) in enumerate(zip(keys, sizes)):
+        if k:
+            pieces.append(', ')
+        if isinstance(key, Value):
+            inside = ops.binary('land', ops.binary('ge', key, 0), ops.binary('lt', key, n))
+            ok = inside if ok is None else ops.binary('land', ok, inside)
+            values.append(key.stmt)
+            pieces.append(('f', '', ('v', len(values) - 1)))
+        else:
+            pieces.append(str(key))
+    if ok is None:
+        return
+    pieces.append(',) of a vector of %d components' % sizes[0] if len(sizes) == 1 else
+                  ') of a %dx%d matrix' % tuple(sizes))
+    text = ''.join(p for p in pieces if isinstance(p, str))
+    emit('check', None, [ok.stmt] + values, {'message': Message(text, pieces), 'exc': 'index'})

@@ -6,8 +6,9 @@ from .. import ir
 from .. import types as T
 from ..errors import TaichiIndexError, TaichiTypeError
 from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
-                           dynamic_flat_index, flatten_key, slice_positions)
+                           component_sizes, dynamic_flat_index, flatten_key, slice_positions)
 from . import ops
+from .asserts import check_components
 from .context import Value, current, emit, error
 
 ATOMIC_AUG = {'add': 'add', 'sub': 'sub', 'band': 'band', 'bor': 'bor', 'bxor': 'bxor'}
@@ -154,6 +155,7 @@ class MatrixLValue:
             return DynamicEntry(self.entries, clamp_flat(
                 dynamic_flat_index(key, self.n, self.m, self.ndim), len(self.entries)))
         if _is_runtime(key):
+            check_components(*component_sizes(key, self))  # ti.init(debug=True) checks
             if self.ndim == 2 and not all(_is_runtime((k,)) for k in key):
                 i, j = key  # one of them static: select within that row or column only
                 if _is_runtime((i,)):

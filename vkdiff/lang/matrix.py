@@ -146,6 +146,9 @@ class Matrix(Arithmetic):
         flat = dynamic_flat_index(key, self.n, self.m, self.ndim)
         if getattr(self, '_clamp', False):  # an element of an ndarray with boundary='clamp'
             flat = clamp_flat(flat, len(self.entries))
+        else:
+            from ..frontend.asserts import check_components  # ti.init(debug=True) checks
+            check_components(*component_sizes(key, self))
         acc = self.entries[-1]
         for k in range(len(self.entries) - 2, -1, -1):
             acc = ops.select(ops.binary('eq', flat, k), self.entries[k], acc)
@@ -491,6 +494,14 @@ def clamp_flat(flat, count):
     """A run-time flat entry index clamped into [0, count) (Taichi's boundary='clamp' ndarrays
     clamp the flat component index of their vector/matrix elements too)."""
     return ops.binary('max', ops.binary('min', flat, count - 1), 0)
+
+
+def component_sizes(key, mat):
+    """(indices, the sizes they index) of a vector/matrix index (for debug checks)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if mat.ndim == 2 and mat.m > 1:
+        return keys, (mat.n, mat.m)
+    return keys[:1], (len(mat.entries),)
 
 
 def dynamic_flat_index(key, n, m, ndim):

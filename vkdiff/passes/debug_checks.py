@@ -7,8 +7,9 @@ adjoint and its tangent all get it): run-time checks that report the first viola
   skipped, so no data outside the access changes. Constant indices inside a field's shape need
   no check (in debug mode the frontend leaves out-of-range constants to this check, as Taichi).
 - Integer `floordiv` / `mod` test the divisor for zero (the result stays vkdiff's 0).
-- `check [cond, *values] | message` statements (`assert cond, msg` in kernels, which the frontend
-  emits only in debug mode) test cond.
+- `check [cond, *values] | message, exc` statements (`assert cond, msg` in kernels, and run-time
+  vector/matrix component indices, exc='index'; the frontend emits them only in debug mode)
+  test cond.
 
 A failing test reports into the status Buffer (`options.debug_status()`, i32 words): the
 invocation whose atomic OR sets word 0 first writes its site's code into word 1 and the site's
@@ -182,7 +183,8 @@ class _Checker:
         b, blk, at = self.builder_before(s)
         blk.stmts.remove(s)
         render = s.attrs['message']
-        site = Site(TaichiAssertionError, s.loc, [v.dtype for v in values],
+        exc = KernelIndexError if s.attrs.get('exc') == 'index' else TaichiAssertionError
+        site = Site(exc, s.loc, [v.dtype for v in values],
                     lambda v, k=self.kernel: f'(kernel={k}) {render(v)}')
         with b.open(blk, at):
             self.report_unless(b, b.to_bool(Value(cond)), site, values)
@@ -253,6 +255,6 @@ def _bounds_message(kernel, buf, root, ndim):
         if offset:
             index = tuple(i + o for i, o in zip(index, offset))
             where = f' offset {tuple(offset)}'
-        return (f'(kernel={kernel}) out-of-range access to {what} {buf.name} of shape '
+        return (f'(kernel={kernel}) Out of bound access to {what} {buf.name} of shape '
                 f'{shape}{where} at index {index}; the access was skipped')
     return render
