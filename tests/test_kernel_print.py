@@ -315,3 +315,16 @@ def test_deferred_prints_come_at_exit(tmp_path):
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ['host', 'bye']
+
+
+def test_specifiers_merge_as_taichi_documents():
+    """The examples of Taichi's merge_printf_specifier (codegen_utils.h), for an f64 value; the
+    length modifier is dropped (the host formats exact Python numbers)."""
+    from vkdiff.passes.printf import check, merge
+    assert [merge(u, ti.f64)[0] for u in ('.2f', 'e', '-+10lf', '.2', None)] == [
+        '%.2f', '%.12e', '%-+10.12f', '%.2f', '%.12f']
+    assert merge('x', ti.u64)[0] == '%x' and merge(None, ti.i64)[0] == '%d'
+    assert merge('x', ti.f32)[0] == '%f'  # another group's conversion: the type's
+    assert check('.2d', ti.f32) == "'.2d' doesn't match 'f32'."
+    assert check('u', ti.i32) == "'u' doesn't match 'i32'." and check('.3', ti.i32) is None
+    assert merge('*d', ti.i32)[0] is None

@@ -4,9 +4,9 @@ maps them to device storage for one launch -- the Ndarray's own storage (or its 
 for a numpy array / torch tensor a staging copy -- and, after the dispatches, copies what the
 kernel wrote back into the host arrays (which waits for the device). A task's pipeline
 (kp::Algorithm: descriptor set + pipeline, ~3 ms on lavapipe) is made once per set of bound
-storages and cached weakly, so the same arrays launch without any new Vulkan object, and new
-arrays never recompile the kernel; host arrays go through staging storage kept per parameter,
-so a loop over fresh numpy arrays or tensors reuses one pipeline."""
+storages and kept until one of them is freed, so the same arrays launch without any new Vulkan
+object, and new arrays never recompile the kernel; host arrays go through staging storage kept
+per parameter, so a loop over fresh numpy arrays or tensors reuses one pipeline."""
 import weakref
 
 from ..errors import VkdiffError, VkdiffValueError
@@ -28,31 +28,57 @@ def _kind(buf, root):
 
 class TaskArgs:
     """The Buffers of one compiled task that are bound per launch, and its pipelines by the
-    storages bound to them."""
+    storages bound to them (dropped as soon as one of those storages is freed)."""
 
     def __init__(self, fields, reads, writes, push_size):
         from . import binding
         self.fields, self.reads, self.writes = fields, reads, writes
         self.slots = [b for b in fields if arg_root(b) is not None]
+        # where each slot's storage comes from: (parameter index, 'primal' | 'grad' | 'dual',
+        # the parameter's name)
+        self.sources = [(arg_root(b).meta['param'], _kind(b, arg_root(b)), arg_root(b).name)
+                        for b in self.slots]
         self.static = {b: binding.storage_for(b) for b in fields if arg_root(b) is None}
         self.push_size = push_size
-        self.algos = {}  # ids of the bound storages -> (their weakrefs, algorithm)
+        self.algos = {}  # ids of the bound storages -> algorithm
+        # the storages a dispatch reads and writes: a slot's (by position) or a fixed one
+        pos = {b: k for k, b in enumerate(self.slots)}
+        self.read_src = [(pos.get(b, -1), self.static.get(b)) for b in reads]
+        self.write_src = [(pos.get(b, -1), self.static.get(b)) for b in writes]
 
     def bound(self, rt, binary, launch, groups, push):
         """rt.dispatch's arguments for this launch: (algorithm, groups, push, read storages,
         written storages)."""
-        st = dict(self.static)
-        for b in self.slots:
-            st[b] = launch.storage(b)
-        key = tuple(id(st[b]) for b in self.slots)
-        hit = self.algos.get(key)
-        if hit is None or any(r() is None for r in hit[0]):
-            if len(self.algos) >= 32:  # drop pipelines of storages that are gone
-                self.algos = {k: v for k, v in self.algos.items()
-                              if all(r() is not None for r in v[0])}
-            algo = rt.device.algorithm([st[b].buf for b in self.fields], binary, self.push_size)
-            hit = self.algos[key] = ([weakref.ref(st[b]) for b in self.slots], algo)
-        return hit[1], groups, push, [st[b] for b in self.reads], [st[b] for b in self.writes]
+        sts = [launch.storage(*src) for src in self.sources]
+        key = tuple(map(id, sts))
+        algo = self.algos.get(key)
+        if algo is None:
+            st = dict(self.static)
+            st.update(zip(self.slots, sts))
+            algo = self.algos[key] = rt.device.algorithm([st[b].buf for b in self.fields],
+                                                         binary, self.push_size)
+            for x in set(sts):
+                _watch(x, self, key)
+        return (algo, groups, push, [sts[k] if k >= 0 else x for k, x in self.read_src],
+                [sts[k] if k >= 0 else x for k, x in self.write_src])
+
+
+_watched = {}  # id(storage) -> (its weakref, [(weakref to a TaskArgs, key)])
+
+
+def _watch(storage, task_args, key):
+    """Drop task_args.algos[key] when `storage` is freed: the pipeline holds the device memory
+    of every buffer it binds, and a new storage may get the freed one's id."""
+    sid = id(storage)
+    w = _watched.get(sid)
+    if w is None:
+        def freed(_, sid=sid):
+            for ref, k in _watched.pop(sid, (None, ()))[1]:
+                ta = ref()
+                if ta is not None:
+                    ta.algos.pop(k, None)
+        w = _watched[sid] = (weakref.ref(storage, freed), [])
+    w[1].append((weakref.ref(task_args), key))
 
 
 class Launch:
@@ -61,50 +87,47 @@ class Launch:
 
     def __init__(self, tasklist, arrays):
         self.tasklist, self.arrays = tasklist, arrays
-        self.bound = {}       # arg-derived Buffer -> Storage
+        self.bound = {}       # (parameter, kind) -> Storage
         self.back = {}        # (parameter, kind) -> host array the kernel writes
-
-    def _array(self, buf):
-        root = arg_root(buf)
-        return root, self.arrays[root.meta['param']], _kind(buf, root)
 
     def prepare(self, ctasks):
         """Before any dispatch: which host arrays get written (a read-only one is an error now,
         before anything ran)."""
-        for ct in ctasks:
-            if ct.args is None:
-                continue
-            for b in ct.write_fields:
-                if arg_root(b) is None:
-                    continue
-                root, a, kind = self._array(b)
-                if a.array is None:
-                    host = a.host if kind == 'primal' else a.grads.get(kind)
-                    if host is not None and not host.flags.writeable:
-                        raise VkdiffValueError(f'kernel {self.tasklist.name} writes argument '
-                                               f'{root.name}, a read-only array')
-                    self.back[(root.meta['param'], kind)] = host
+        written = self.tasklist.__dict__.get('_arg_writes')
+        if written is None:
+            written = self.tasklist._arg_writes = sorted({
+                (arg_root(b).meta['param'], _kind(b, arg_root(b)), arg_root(b).name)
+                for ct in ctasks if ct.args is not None
+                for b in ct.write_fields if arg_root(b) is not None})
+        for k, kind, name in written:
+            a = self.arrays[k]
+            if a.array is None:
+                host = a.host if kind == 'primal' else a.grads.get(kind)
+                if host is not None and not host.flags.writeable:
+                    raise VkdiffValueError(f'kernel {self.tasklist.name} writes argument '
+                                           f'{name}, a read-only array')
+                self.back[(k, kind)] = host
 
-    def storage(self, buf):
-        st = self.bound.get(buf)
+    def storage(self, k, kind, name):
+        st = self.bound.get((k, kind))
         if st is None:
-            st = self.bound[buf] = self._bind(buf)
+            st = self.bound[(k, kind)] = self._bind(k, kind, name)
         return st
 
-    def _bind(self, buf):
-        root, a, kind = self._array(buf)
+    def _bind(self, k, kind, name):
+        a = self.arrays[k]
         if a.array is not None:
             arr = a.array if kind == 'primal' else getattr(a.array, kind, None)
             if arr is None:
-                raise VkdiffError(f'kernel {self.tasklist.name}: argument {root.name} has no '
+                raise VkdiffError(f'kernel {self.tasklist.name}: argument {name} has no '
                                   f'{kind}; create the ndarray with needs_grad=True')
             return arr.storage
         host = a.host if kind == 'primal' else a.grads.get(kind)
         if host is None:
-            raise VkdiffValueError(f'kernel {self.tasklist.name}: argument {root.name} (a host '
+            raise VkdiffValueError(f'kernel {self.tasklist.name}: argument {name} (a host '
                                    f'array) has no {kind}: pass a torch tensor whose .{kind} is '
                                    'set, or a vkdiff ndarray with needs_grad=True')
-        return self._staging(root.meta['param'], kind).bind(host, a.dtype)
+        return self._staging(k, kind).bind(host, a.dtype)
 
     def _staging(self, k, kind):
         table = self.tasklist.__dict__.setdefault('_arg_staging', {})

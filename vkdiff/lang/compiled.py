@@ -8,7 +8,7 @@ from .. import compiler
 from .. import types as T
 from ..codegen import tools
 from ..codegen.spirv import PushLayout
-from ..passes.host_eval import host_eval
+from ..passes.host_eval import host_eval, host_known
 from .. import ir
 from ..errors import AutodiffError, KernelArgumentError, VkdiffError, located
 from . import binding, debug_status, device_log, loop_guard, state
@@ -31,8 +31,12 @@ class CompiledTask:
         self.algo = self.reads = self.writes = None  # made by bind(), before the first launch
         self.args = None  # ndarray parameters: lang.arg_binding.TaskArgs, bound per launch
         self.fixed = None  # the geometry of a trip count known at compile time
+        self.by_args = None  # a trip count made of scalar arguments: indices of those, memo
         if code.known:
             self.fixed = self.groups(())
+        elif self.total is not None and host_known(self.total):
+            self.by_args = (sorted({x.attrs['index'] for x in ir.dependencies([self.total])
+                                    if x.op == 'arg'}), {})
 
     def bind(self, rt, push):
         if any(arg_root(b) is not None for b in self.fields):
@@ -52,7 +56,18 @@ class CompiledTask:
             return 1
         if self.fixed is not None:
             return self.fixed
-        n = host_eval(self.total, args, binding.host_load)
+        if self.by_args is not None:  # (e.g. an ndarray's shape: the same at most launches)
+            ix, memo = self.by_args
+            key = tuple([args[i] for i in ix])
+            g = memo.get(key)
+            if g is None:
+                if len(memo) > 64:
+                    memo.clear()
+                g = memo[key] = self._groups(host_eval(self.total, args))
+            return g
+        return self._groups(host_eval(self.total, args, binding.host_load))
+
+    def _groups(self, n):
         if n is None:
             return min(self.min_groups, self.max_groups) if self.per_thread > 1 else self.max_groups
         size = self.local_size

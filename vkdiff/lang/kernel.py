@@ -15,6 +15,7 @@ from ..frontend.context import current, Emitter, emitting, error, Value
 from ..frontend.lvalues import FieldElem, new_local
 from . import state
 from .ndarray import Ndarray, NdarrayType
+from .ndarray_args import resolve as resolve_array
 from .matrix import Matrix
 from .field import Field
 
@@ -269,13 +270,13 @@ class Kernel:
                     check_not_template(a, p.name)
                 key.append(_template_key(a))
             elif isinstance(kind, NdarrayType):
-                from .ndarray_args import resolve
-                k, bound = resolve(kind, a, p.name)
+                k, bound = resolve_array(kind, a, p.name)
                 key.append(k)
                 runtime_args.extend(bound.shape)
-                if not runtime_args.arrays:
-                    runtime_args.arrays = []
-                runtime_args.arrays.append(bound)
+                if runtime_args.arrays:
+                    runtime_args.arrays.append(bound)
+                else:
+                    runtime_args.arrays = [bound]
             elif T.is_tensor_type(kind):
                 key.append(('v', repr(kind)))
                 runtime_args.extend(_tensor_entries(kind, a, p.name))

@@ -103,7 +103,20 @@ def _host_layout(ann, arr, name):
 
 
 def resolve(ann, value, name):
-    """(compile key, Bound) for `value` passed to a parameter annotated `ann` (NdarrayType)."""
+    """(compile key, Bound) for `value` passed to a parameter annotated `ann` (NdarrayType).
+    An ndarray's dtype, shape and gradient never change: its answer is remembered on it."""
+    if isinstance(value, Ndarray):
+        hit = value.__dict__.get('_as_arg')
+        if hit is not None and hit[0] is ann:
+            return hit[1], Bound(value, None, value._shape, value.dtype, value.elem_shape,
+                                 hit[2])
+        key, bound = _resolve(ann, value, name)
+        value._as_arg = (ann, key, bound.grads)  # (not the Bound: it holds the array)
+        return key, bound
+    return _resolve(ann, value, name)
+
+
+def _resolve(ann, value, name):
     if isinstance(value, Ndarray):
         dt, shape, es = value.dtype, value.shape, value.elem_shape
         bound = Bound(value, None, shape, dt, es)
