@@ -26,11 +26,12 @@ import math
 import os
 import runpy
 import statistics
-import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from taichi_harness import (DEFAULT_TAICHI_PYTHON, ROOT, alias_vkdiff, import_taichi,
+                            run_worker, taichi_examples_root)
+
 PROGRAMS = os.path.join(ROOT, 'tools', 'programs')
 
 # (name, kind, path relative to the program root, frames to skip, argv)
@@ -97,26 +98,11 @@ def make_fake_gui(frames, stamps, sync):
     return FakeGUI
 
 
-def alias_vkdiff():
-    sys.path.insert(0, ROOT)
-    import vkdiff
-    import vkdiff.math
-    sys.modules['taichi'] = vkdiff
-    sys.modules['taichi.math'] = vkdiff.math
-    return vkdiff
-
-
 def worker(backend, kind, path, frames, skip):
     if backend == 'vkdiff':
-        ti = alias_vkdiff()
+        ti = alias_vkdiff(os.path.dirname(os.path.dirname(path)) if kind == 'example' else None)
     else:
-        import taichi as ti
-        orig_init = ti.init
-
-        def init(*a, **k):
-            k['arch'] = ti.vulkan
-            return orig_init(*a[1:], **k)
-        ti.init = init
+        ti = import_taichi('vulkan')
     stamps = []
     ti.GUI = make_fake_gui(frames + skip, stamps, ti.sync)
     sys.argv = [path]
@@ -145,13 +131,11 @@ def worker(backend, kind, path, frames, skip):
 
 
 # ------------------------------------------------------------------ driver
-def run_worker(python, backend, kind, path, frames, skip, timeout=900):
-    env = dict(os.environ)
-    if backend == 'vkdiff':
-        env['PYTHONPATH'] = ROOT + os.pathsep + env.get('PYTHONPATH', '')
-    r = subprocess.run([python, os.path.abspath(__file__), '--worker', backend, kind, path,
-                        str(frames), str(skip)], env=env, capture_output=True, text=True,
-                       timeout=timeout, cwd=os.path.dirname(path))
+def run_program(python, backend, kind, path, frames, skip, timeout=900):
+    r = run_worker(python, [os.path.abspath(__file__), '--worker', backend, kind, path,
+                            str(frames), str(skip)], backend, os.path.dirname(path), timeout)
+    if r is None:
+        return {'error': f'timeout ({timeout} s)'}
     lines = r.stdout.strip().splitlines()
     if r.returncode != 0 or not lines or not lines[-1].startswith('{'):
         err = (r.stderr.strip().splitlines() or ['?'])[-1]
@@ -165,7 +149,7 @@ def fmt_ms(s):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--taichi-python', default='/work/venvs/taichi/bin/python',
+    ap.add_argument('--taichi-python', default=DEFAULT_TAICHI_PYTHON,
                     help='a Python with taichi==1.7.4 installed')
     ap.add_argument('--only', default='', help='comma-separated program names')
     ap.add_argument('--frames', type=int, default=10, help='timed frames/iterations')
@@ -174,13 +158,8 @@ def main():
     ap.add_argument('--vkdiff-only', action='store_true',
                     help='run vkdiff alone (Taichi only locates its examples)')
     args = ap.parse_args()
-    have_taichi = os.path.exists(args.taichi_python) and subprocess.run(
-        [args.taichi_python, '-c', 'import taichi'], capture_output=True).returncode == 0
-    ex_root = None
-    if have_taichi:
-        ex_root = subprocess.run([args.taichi_python, '-c', 'import taichi, os; print(os.path.join('
-                                  'os.path.dirname(taichi.__file__), "examples"))'],
-                                 capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    ex_root = taichi_examples_root(args.taichi_python)
+    have_taichi = ex_root is not None
     progs = [(n, k, os.path.join(PROGRAMS, p)) for n, k, p in OWN]
     if ex_root:
         progs += [(n, k, os.path.join(ex_root, p)) for n, k, p in EXAMPLES]
@@ -197,7 +176,7 @@ def main():
             py = sys.executable if backend == 'vkdiff' else args.taichi_python
             best = None
             for _ in range(args.repeat):
-                r = run_worker(py, backend, kind, path, args.frames, args.skip)
+                r = run_program(py, backend, kind, path, args.frames, args.skip)
                 if 'error' in r:
                     best = r
                     break

@@ -36,13 +36,16 @@ from . import simt
 from . import _lib  # ti._lib.core.get_max_num_indices()
 from .lang import ops as _lang_ops, simt as _lang_simt  # noqa: F401  ti.lang.ops, ti.lang.simt
 from . import math
-from . import linalg  # ti.linalg.MatrixFreeCG, ...
 # `ti.types`: the dtypes plus vector/matrix/struct/ndarray/template (replaces the vkdiff.types
 # module as the package attribute; CORE modules reading it get the same dtype objects)
 from .lang import types_api as types
 from .ad import Tape
 
 from .gui import GUI
+from . import linalg  # ti.linalg: matrix-free solvers, SparseMatrixBuilder (assembled in kernels), SparseSolver (host)
+from . import graph  # ti.graph: GraphBuilder, Graph.run (kernels launched in order)
+from . import profiler  # ti.profiler: kernel launch times (host-measured)
+from . import tools  # ti.tools: imwrite/imread/imresize/imshow, PLYWriter, VideoManager
 
 __version__ = '0.1.0'
 

@@ -185,7 +185,7 @@ def debug_checks(task, name, options):
 def lower(task, options):
     """Pass lower, on one task (changed in place, and returned): `print` statements become
     appends to the device log (passes/device_log.py), then the op lowerings and feature checks."""
-    lower_prints(task, options.device_log or DeviceLog)
+    lower_prints(task, options.device_log or DeviceLog, options.features)
     lower_task(task, options.features)
     return task
 

@@ -256,3 +256,21 @@ def test_print_statements_lower_to_device_log_appends():
     check_tasklist(inst.adjoint())
     assert printing.ir(1, 2.0, after='tangent').count('print(') == 2
     check_tasklist(inst.tangent())
+
+
+def test_printing_a_64_bit_value_needs_int64():
+    feats = dict(compiler.lavapipe_like().features, int64=False)
+    state.init_offline(compiler.lavapipe_like(features=feats))
+
+    @ti.kernel
+    def p32(x: ti.f32):
+        print(x)
+
+    @ti.kernel
+    def p64(x: ti.f64):
+        print("x", x)
+
+    check_tasklist(p32.instance((1.0,))[0])
+    with pytest.raises(ti.CompileError,
+                       match=r'printing a f64 value needs 64-bit integers \(shaderInt64\)'):
+        p64.instance((1.0,))

@@ -440,3 +440,28 @@ def test_many_circles_and_field_inputs(png):
     assert 0.1 < (img == rgb(0xED553B)).all(-1).mean() < 0.3      # disc interiors
     assert 0.25 < (img != rgb(BG)).any(-1).mean() < 0.6           # interiors + rims
     assert elapsed < 2.0
+
+
+def test_max_frames_env_ends_running_loops(monkeypatch):
+    """VKDIFF_GUI_MAX_FRAMES=N: `running` turns False after the N-th show(); a show() past it
+    ends the program (SystemExit(0)), for loops that never read `running`."""
+    monkeypatch.setenv("VKDIFF_GUI_MAX_FRAMES", "3")
+    gui = make()
+    n = 0
+    while gui.running and n < 10:
+        n += 1
+        gui.show()
+    assert n == 3 and gui.frame == 3
+    gui2 = make()
+    with pytest.raises(SystemExit) as e:
+        for _ in range(100):
+            gui2.show()
+    assert e.value.code == 0 and gui2.frame == 3
+    monkeypatch.setenv("VKDIFF_GUI_MAX_FRAMES", "x")
+    with pytest.raises(ValueError, match="VKDIFF_GUI_MAX_FRAMES"):
+        make()
+    monkeypatch.delenv("VKDIFF_GUI_MAX_FRAMES")
+    gui3 = make()
+    for _ in range(5):
+        gui3.show()
+    assert gui3.running and gui3.frame == 5

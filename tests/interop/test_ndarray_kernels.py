@@ -367,3 +367,35 @@ def test_boundary_clamp_also_clamps_component_indices():
     vec_set(a, -3, 100.0)
     vec_set(a, 9, 200.0)
     np.testing.assert_array_equal(a.to_numpy()[0, 0], [100, 200])
+
+
+def test_ndarray_argument_element_shape_in_kernel():
+    """Taichi's AnyArray.element_shape() in kernel scope: [] for scalars, [n] for vectors,
+    [n, m] for matrices -- compile-time, so ti.static can branch on it."""
+    @ti.func
+    def total(a: ti.template()):
+        s = 0.0
+        for i in range(a.shape[0]):
+            if ti.static(a.element_shape() == [2]):
+                s += a[i][0] + 10 * a[i][1]
+            elif ti.static(a.element_shape() == [2, 2]):
+                s += a[i][1, 0]
+            else:
+                ti.static_assert(a.element_shape() == [])
+                s += a[i]
+        return s
+
+    @ti.kernel
+    def run(v: ti.types.ndarray(ndim=1), m: ti.types.ndarray(ndim=1),
+            x: ti.types.ndarray(ndim=1)) -> ti.math.vec3:
+        return ti.Vector([total(v), total(m), total(x)])
+
+    v = ti.ndarray(ti.math.vec2, shape=3)
+    v.from_numpy(np.arange(6, dtype=np.float32).reshape(3, 2))
+    m = ti.ndarray(ti.math.mat2, shape=2)
+    m.from_numpy(np.arange(8, dtype=np.float32).reshape(2, 2, 2))
+    x = ti.ndarray(ti.f32, shape=4)
+    x.from_numpy(np.array([1, 2, 3, 4], np.float32))
+    got = run(v, m, x)
+    assert np.allclose(got.to_numpy() if hasattr(got, 'to_numpy') else got,
+                       [(0 + 2 + 4) + 10 * (1 + 3 + 5), 2 + 6, 10])

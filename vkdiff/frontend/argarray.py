@@ -30,6 +30,11 @@ class ArgArray:
         self.shape = tuple(Value(emit('arg', T.i32, attrs={'index': k})) for k in dim_args)
         self.clamp = boundary == 'clamp'
 
+    def element_shape(self):
+        """Taichi's AnyArray.element_shape(): the element's shape as a list ([] for scalars),
+        known at compile time."""
+        return list(self.elem_shape)
+
     def index(self, k, n):
         """The i32 IR index for `k` on an axis of run-time size `n` (clamped into [0, n) with
         boundary='clamp')."""

@@ -18,7 +18,7 @@ from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_fi
                           _struct_copy)
 from ..errors import CompileError, TaichiSyntaxError, TaichiTypeError, VkdiffError, with_call_site
 from .context import Value, current, error
-from .lvalues import LocalVar, MatrixLValue, field_lvalue
+from .lvalues import LocalList, LocalVar, MatrixLValue, field_lvalue
 
 _BINOPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv',
            ast.Mod: 'mod', ast.Pow: 'pow', ast.BitAnd: 'band', ast.BitOr: 'bor', ast.BitXor: 'bxor',
@@ -34,6 +34,8 @@ class ExpressionBuilder:
         """What a bound name evaluates to (locals are loaded)."""
         if isinstance(value, (LocalVar, MatrixLValue)) or _is_struct_lv(value):
             return value.load()
+        if isinstance(value, LocalList):
+            return [self.read(e) for e in value]
         return value
 
     def build_Name(self, node):
@@ -263,6 +265,27 @@ class ExpressionBuilder:
         finally:
             self.static_scope -= 1
 
+    def _template_lvalues(self, func, node):
+        """{argument position or keyword: the caller's local} for the call's arguments that
+        name a local variable and go to a ti.template() parameter of `func`."""
+        from ..lang.kernel import Template
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return {}
+        inner = getattr(func, '_func', func)  # a func bound to an instance takes self first
+        params = list(inner.sig.parameters.values())[1 if inner is not func else 0:]
+        by_name = {p.name: p for p in params}
+        out = {}
+        pairs = list(enumerate(zip(params, node.args))) + \
+            [(k.arg, (by_name.get(k.arg), k.value)) for k in node.keywords]
+        for key, (p, a) in pairs:
+            if p is None or not isinstance(a, ast.Name) or not (  # (StructType subclasses it)
+                    type(p.annotation) is Template or p.annotation is Template):
+                continue
+            lv = self.lookup(a.id)
+            if isinstance(lv, (LocalVar, MatrixLValue)) or _is_struct_lv(lv):
+                out[key] = lv
+        return out
+
     def build_Call(self, node):
         if isinstance(node.func, ast.Attribute) and node.func.attr == 'fill' and \
                 len(node.args) == 1 and not node.keywords:
@@ -292,9 +315,11 @@ class ExpressionBuilder:
                 isinstance(getattr(fn, '__self__', None), str):
             return printing.format_call(fn.__self__, args, kwargs)
         if getattr(fn, '_vkdiff_func', None):
-            # structs are passed by value: the func gets a local copy it may assign to
-            args = [_struct_copy(a) for a in args]
-            kwargs = {k: _struct_copy(v) for k, v in kwargs.items()}
+            # structs are passed by value: the func gets a local copy it may assign to; a local
+            # variable passed to a ti.template() parameter is passed by reference (Taichi)
+            by_ref = self._template_lvalues(fn._vkdiff_func, node)
+            args = [by_ref.get(i) or _struct_copy(a) for i, a in enumerate(args)]
+            kwargs = {k: by_ref.get(k) or _struct_copy(v) for k, v in kwargs.items()}
             loc = current().loc
             try:
                 return fn._vkdiff_func.inline(self.kernel, args, kwargs)

@@ -259,6 +259,22 @@ def field_lvalue(field, indices):
     return lv
 
 
+class LocalList(list):
+    """A Python list of run-time values bound to a name in a kernel: its elements are locals, so
+    `l[1] = v` (a compile-time index) assigns, also inside a run-time branch, as in Taichi.
+    Naming the list reads a plain list of the elements' current values."""
+
+    @staticmethod
+    def wrap(value):
+        """`value` with its run-time elements made locals, if it is a list that has any."""
+        if type(value) is not list or not any(
+                isinstance(e, Value) or isinstance(e, Matrix) and _is_runtime(tuple(e.entries))
+                for e in value):
+            return value
+        return LocalList(new_local(e) if isinstance(e, (Value, Matrix)) or ops.is_number(e)
+                         else e for e in value)
+
+
 def new_local(value):
     """A fresh local (scalar, matrix or struct) initialised with `value`."""
     from ..lang.struct import Struct, new_struct_local  # lang.struct imports the frontend

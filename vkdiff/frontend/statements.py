@@ -18,7 +18,8 @@ from .compiletime import (Static, _StaticBreak, _StaticContinue, _compile_time,
 from .context import Value, current, emit, error
 from .expressions import _BINOPS
 from .loops import _decorator, build_for
-from .lvalues import ATOMIC_AUG, ArrayElem, FieldElem, LocalVar, MatrixLValue, field_lvalue, new_local
+from .lvalues import (ATOMIC_AUG, ArrayElem, FieldElem, LocalList, LocalVar, MatrixLValue,
+                      field_lvalue, new_local)
 
 
 class StatementBuilder:
@@ -87,8 +88,8 @@ class StatementBuilder:
                 cur.store(value)
             elif _is_runtime_scalar_or_matrix(value):
                 self.scopes[-1][name] = new_local(value)
-            else:
-                self.scopes[-1][name] = value  # compile-time binding (field, function, tuple...)
+            else:  # compile-time binding (field, function, tuple...); a list's run-time
+                self.scopes[-1][name] = LocalList.wrap(value)  # elements become locals
             return
         self.lvalue(target).store(value)
 
@@ -110,6 +111,10 @@ class StatementBuilder:
                     return base.entry(key)
                 if isinstance(base, LocalVar):
                     raise error('a scalar cannot be indexed')
+                if isinstance(base, LocalList) and ops.is_number(key) and int(key) == key:
+                    elem = base[int(key)]
+                    if isinstance(elem, (LocalVar, MatrixLValue)):
+                        return elem
             if isinstance(node.value, ast.Subscript):
                 base = self._compile_time_field(node.value)  # fields[k][i] with k static
                 if base is not None:

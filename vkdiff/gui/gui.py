@@ -119,6 +119,7 @@ class GUI:
         self._last_frame_time = None
         self._widgets = []
         self._window = None
+        self._max_frames = _max_frames_from_env()
         if show_gui:
             self._window = self._open_window()
 
@@ -311,7 +312,13 @@ class GUI:
 
     # ----------------------------------------------------------- presenting
     def show(self, file=None):
-        """Present the frame (window), write it to file if given, then clear it."""
+        """Present the frame (window), write it to file if given, then clear it.
+
+        With VKDIFF_GUI_MAX_FRAMES=N in the environment, `running` turns False after the N-th
+        show(), and a show() past it ends the program with SystemExit(0) (for loops that never
+        read `running`), so GUI programs can run headless for a fixed number of frames."""
+        if self._max_frames is not None and self.frame >= self._max_frames:
+            raise SystemExit(0)
         if self._widgets:
             from .widgets import draw_widgets
             draw_widgets(self)
@@ -322,6 +329,8 @@ class GUI:
         if file:
             write_image(file, self.canvas.rgb_top_down())
         self.frame += 1
+        if self._max_frames is not None and self.frame >= self._max_frames:
+            self._should_close = True
         self.clear()
 
     def _pace(self):
@@ -403,6 +412,19 @@ class GUI:
         if self._window is not None:
             self._cursor = self._window.cursor_pos()
         return self._cursor
+
+
+def _max_frames_from_env():
+    env = os.environ.get("VKDIFF_GUI_MAX_FRAMES", "").strip()
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise ValueError(f"VKDIFF_GUI_MAX_FRAMES must be a positive integer, got {env!r}")
+    return n
 
 
 def write_image(path, rgb):

@@ -91,7 +91,10 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
     T.Defaults.ip = T.resolve(default_ip) if default_ip is not None else T.i32
     config.update(random_seed=int(random_seed), debug=bool(debug),
                   disable_features=tuple(disable_features),
-                  ad_stack_size=int(kwargs.get('ad_stack_size') or 0), print_ir=printed)
+                  ad_stack_size=int(kwargs.get('ad_stack_size') or 0), print_ir=printed,
+                  kernel_profiler=bool(kwargs.get('kernel_profiler')))
+    from .. import profiler  # records belong to the program that init() replaces
+    profiler.clear_kernel_profiler_info()
     if device is not None:
         config['device'] = int(device)
     elif 'VKDIFF_DEVICE' in os.environ:

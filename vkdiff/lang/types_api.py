@@ -40,6 +40,12 @@ def template():
     return Template()
 
 
+def sparse_matrix_builder():
+    """`ti.types.sparse_matrix_builder()`: the annotation of a ti.linalg.SparseMatrixBuilder
+    kernel argument (compile-time, like template(): `A[i, j] += v` adds into it)."""
+    return Template()
+
+
 def ndarray(dtype=None, ndim=None, **kwargs):
     """`ti.types.ndarray(dtype=None, ndim=None)`: the annotation of an ndarray kernel parameter
     (lang/ndarray.py)."""

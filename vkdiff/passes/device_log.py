@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
+from ..errors import CompileError, located
 from . import printf
 
 DEFAULT_CAPACITY = 1 << 18  # words of records (1 MiB)
@@ -92,15 +93,21 @@ def n_words(dt):
 
 
 # ---------------------------------------------------------------- the pass
-def lower_prints(task, log_fn):
+def lower_prints(task, log_fn, features=None):
     """Replace the task's `print` statements by appends to the log `log_fn()` returns (called
-    only when the task prints)."""
+    only when the task prints). 64-bit values travel as two words split with 64-bit integer
+    ops: without them (`features['int64']` false) printing one is a CompileError."""
     prints = [s for s in ir.walk(task.body) if s.op == 'print']
     if not prints:
         return
     log = log_fn()
     for s in prints:
         dtypes = tuple(a.dtype for a in s.args)
+        wide = [dt for dt in dtypes if dt.bits == 64]
+        if wide and features is not None and not features.get('int64'):
+            raise located(CompileError, f'printing a {wide[0].name} value needs 64-bit integers '
+                          '(shaderInt64), which this Vulkan device lacks; print a 32-bit cast '
+                          'of it (ti.cast(x, ti.f32))', s.loc)
         msg = Message('print', tuple(s.attrs['text']), tuple(s.attrs['specs']), dtypes, s.loc)
         stmts = append_record(log, log.register(msg), s.args)
         block = s.parent

@@ -8,12 +8,12 @@ afterwards), dot products as reduction kernels read back each step.
 (The small-matrix helpers polar_decompose/svd/sym_eig are in lang/linalg.py.)"""
 from math import sqrt
 
-from . import types as _T
-from .errors import TaichiRuntimeError, TaichiTypeError
-from .lang.fields_builder import FieldsBuilder
-from .lang.field import field, i as _i, ij as _ij, ijk as _ijk
-from .lang.kernel import data_oriented, kernel, template
-from .lang.api import grouped
+from .. import types as _T
+from ..errors import TaichiRuntimeError, TaichiTypeError
+from ..lang.fields_builder import FieldsBuilder
+from ..lang.field import field, i as _i, ij as _ij, ijk as _ijk
+from ..lang.kernel import data_oriented, kernel, template
+from ..lang.api import grouped
 
 __all__ = ['LinearOperator', 'MatrixFreeCG', 'MatrixFreeBICGSTAB']
 

@@ -1,0 +1,55 @@
+"""tools/run_taichi_examples.py's worker on a small Taichi-style program (no side venv needed):
+`import taichi` resolves to vkdiff (`taichi.examples.*` to the examples folder), VKDIFF_GUI_MAX_FRAMES stops a `while True` GUI loop after N
+frames, the example's fields and printed numbers come back, and two runs compare equal."""
+import os
+import sys
+import textwrap
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'tools'))
+import run_taichi_examples as tool  # noqa: E402
+
+PROGRAM = '''
+    import taichi as ti
+    import taichi.math as tm
+    from taichi.examples.helpers.consts import K   # a module in the examples folder
+
+    ti.init(arch=ti.gpu)
+    x = ti.field(float, shape=8)
+
+
+    @ti.kernel
+    def step(k: int):
+        for i in x:
+            x[i] += tm.sqrt(float(i)) * k * K
+
+
+    gui = ti.GUI('test', res=(16, 16))
+    frame = 0
+    while True:
+        frame += 1
+        step(frame)
+        gui.set_image(ti.Vector.field(3, float, shape=(16, 16)))
+        gui.show()
+        print('frame', frame, x[4])
+'''
+
+
+def test_worker_runs_a_taichi_program_for_n_frames(tmp_path):
+    path = tmp_path / 'prog.py'
+    path.write_text(textwrap.dedent(PROGRAM))
+    (tmp_path / 'helpers').mkdir()
+    (tmp_path / 'helpers' / 'consts.py').write_text('K = 1.0\n')
+    res = tool.run_one(sys.executable, 'vkdiff', str(path), 3, 300, str(tmp_path))
+    assert res.get('error') is None, res.get('traceback') or res['stderr'][-2000:]
+    # frames 1..3 ran step(); the 4th step ran, then its show() ended the program
+    expect = np.sqrt(np.arange(8, dtype=np.float32)) * (1 + 2 + 3 + 4)
+    assert np.allclose(res['arrays']['x'], expect, rtol=1e-6)
+    printed = tool.printed_numbers(res['stdout'])
+    assert [p[1] for p in printed] == [[1, 2.0 * 1], [2, 2.0 * 3], [3, 2.0 * 6]]
+    assert tool.compare(res, res)[0] == 'yes'
+    other = dict(res, arrays={'x': res['arrays']['x'] * 1.01})
+    verdict, detail = tool.compare(other, res)
+    assert verdict == 'no' and detail.startswith('x: 7 of 8 values differ')
