@@ -538,3 +538,61 @@ def test_assert_in_a_differentiated_kernel():
     with pytest.raises(AssertionError, match=r'x\[1\] = -20\.0'):
         with ti.ad.Tape(loss):
             energy()
+
+
+def test_struct_fields_f64_atomics_funcs_and_serial_code():
+    """Checks inside the other shapes of kernel code: struct members, f64 atomics (a
+    compare-exchange loop on lavapipe), an assert in a ti.func, a serial top-level store with a
+    run-time loop after it."""
+    ti.init(debug=True)
+    s = ti.Struct.field({'p': ti.f32, 'v': ti.math.vec2}, shape=5)
+    d = ti.field(ti.f64, shape=4)
+    n = ti.field(ti.i32, shape=())
+    z = ti.field(ti.i32, shape=10)
+
+    @ti.kernel
+    def member(i: ti.i32):
+        s[i].p = 1.0
+        s[i].v += ti.Vector([1.0, 2.0])
+
+    @ti.kernel
+    def acc(k: ti.i32):
+        for i in range(8):
+            d[i % 4 + k] += 0.5
+
+    @ti.func
+    def safe_sqrt(x):
+        assert x >= 0, "negative %f" % x
+        return ti.sqrt(x)
+
+    @ti.kernel
+    def root(x: ti.f32) -> ti.f32:
+        return safe_sqrt(x)
+
+    @ti.kernel
+    def serial():
+        z[n[None]] = 1
+        for j in range(n[None] + 1):
+            for k in range(n[None]):
+                z[j] += k
+
+    member(4)
+    with pytest.raises(ti.KernelIndexError, match=r'field s\.p of shape \(5,\) at index \(5,\)'):
+        member(5)
+    np.testing.assert_array_equal(s.p.to_numpy(), [0, 0, 0, 0, 1])
+    np.testing.assert_array_equal(s.v.to_numpy()[4], [1, 2])
+    assert s.v.to_numpy().sum() == 3
+    acc(0)
+    with pytest.raises(ti.KernelIndexError, match=r'field d of shape \(4,\) at index \(4,\)'):
+        acc(1)
+    np.testing.assert_array_equal(d.to_numpy(), [1, 2, 2, 2])
+    assert root(4.0) == 2.0
+    with pytest.raises(AssertionError, match='negative -1.000000'):
+        root(-1.0)
+    n[None] = 9
+    serial()
+    np.testing.assert_array_equal(z.to_numpy(), [36] * 9 + [37])
+    n[None] = 10
+    with pytest.raises(ti.KernelIndexError, match=r'field z of shape \(10,\) at index \(10,\)'):
+        serial()
+    np.testing.assert_array_equal(z.to_numpy(), [36 + 45] * 9 + [37 + 45])

@@ -127,3 +127,24 @@ def test_vector_components_are_marked_one_by_one():
         with ti.ad.Tape(loss=loss, validation=True):
             _use2(x, c, loss)
             set_comp(x, 1)
+
+
+def test_torch_tensor_overwritten_after_a_read_is_caught():
+    torch = pytest.importorskip('torch')
+    x, loss = _arrays()
+    t = torch.arange(8, dtype=torch.float64)
+
+    @ti.kernel
+    def use_t(t: ti.types.ndarray(), x: ti.types.ndarray(), loss: ti.types.ndarray()):
+        for i in range(2, 4):
+            loss[None] += t[i] * x[i]
+
+    with ti.ad.Tape(loss=loss, validation=True):   # t[4:] overwritten: legal
+        use_t(t, x, loss)
+        _overwrite(t, 4, 8)
+    np.testing.assert_array_equal(x.grad.to_numpy(), [0, 0, 2, 3, 0, 0, 0, 0])
+    assert t[5].item() == -1.0
+    with pytest.raises(ti.AutodiffError, match=r'1 element\(s\) of t.*t\[3\]'):
+        with ti.ad.Tape(loss=loss, validation=True):
+            use_t(t, x, loss)
+            _overwrite(t, 3, 4)
