@@ -204,3 +204,33 @@ def test_run_time_bound_unknown_on_the_host_is_a_small_grid_on_a_cpu_driver(monk
     bump()
     assert groups == [4]
     assert v.to_numpy().sum() == 100000
+
+
+def test_run_time_bound_unknown_with_long_inner_loops_reads_the_bound(monkeypatch):
+    """mass_spring_game's substep: `n = num[None]` written by a kernel, `for i in range(n)` with
+    an inner `for j in range(n)` (a run-time trip count: one outer iteration per invocation, so
+    the small grid-stride grid is unusable). The CPU driver reads the bound back (one sync)
+    instead of launching the maximum grid (65,535 workgroups: 0.9 s for 3 particles)."""
+    monkeypatch.setenv('VKDIFF_GEOMETRY', 'cpu')
+    num = ti.field(ti.i32, shape=())
+    v = ti.field(ti.f32, shape=100000)
+
+    @ti.kernel
+    def set_num(k: ti.i32):
+        num[None] = k
+
+    @ti.kernel
+    def pairs():
+        n = num[None]
+        for i in range(n):
+            for j in range(n):
+                v[i] += 1.0
+
+    for n, want_groups in ((3, 1), (300, 3)):
+        v.fill(0)
+        set_num(n)
+        groups = record_groups(monkeypatch)
+        pairs()
+        assert groups == [want_groups]
+        out = v.to_numpy()
+        assert (out[:n] == n).all() and not out[n:].any()

@@ -94,3 +94,40 @@ def test_many_contended_sums_in_one_loop(geometry, subgroups, n):
     np.testing.assert_array_equal(d.to_numpy(), 2.0 * ws[:, :K // 2].astype(np.float64).sum(0))
     np.testing.assert_array_equal(c.to_numpy(), [sum(i % (j + 2) for i in range(n))
                                                  for j in range(3)])
+
+
+def test_no_run_length_code_where_the_index_changes_every_iteration(geometry):
+    """`w.grad[i, k] += ...` and loads `w[i, k]` at the top level of a loop over i: the index
+    differs in every iteration, so the pass adds no run-length accumulation and no load cache
+    (each costs a test and a branch per iteration); `g[i] += ...` inside a serial loop over j
+    keeps its run-length accumulation (one atomic per i, not per (i, j)). Values checked."""
+    n, m = 300, 4
+    w = ti.field(ti.f32, shape=(n, m))
+    acc = ti.field(ti.f32, shape=(n, m))
+    g = ti.field(ti.f32, shape=n)
+    total = ti.field(ti.f32, shape=())
+
+    @ti.kernel
+    def fresh():
+        for i in range(n):
+            for k in ti.static(range(m)):
+                acc[i, k] += w[i, k] * 2.0
+            total[None] += w[i, 0]
+
+    @ti.kernel
+    def repeated():
+        for i in range(n):
+            for j in range(m):
+                g[i] += w[i, j]
+
+    ws = np.random.default_rng(3).random((n, m)).astype(np.float32)
+    w.from_numpy(ws)
+    fresh()
+    repeated()
+    np.testing.assert_array_equal(acc.to_numpy(), ws * 2)
+    np.testing.assert_allclose(g.to_numpy(), ws.sum(1), rtol=1e-6)
+    assert total[None] == pytest.approx(ws[:, 0].sum(dtype=np.float64), rel=1e-6)
+    body = fresh.ir(after='reductions').split('parfor')[1].split('wg_sum')[0]
+    assert ' if(' not in body and body.count('gload(') == m + 1
+    assert body.count('atomic(') == m  # acc's adds, direct (total's is a workgroup sum)
+    assert ' if(' in repeated.ir(after='reductions').split('parfor')[1]

@@ -68,3 +68,43 @@ def test_compiles_from_threads_at_once(monkeypatch, tmp_path):
         assert tools.is_cached(module(1000 + k % 4), optimize=False)
     assert len({out[k] for k in range(4)}) == 4
     assert not [p for p in tmp_path.iterdir() if p.name.endswith('.tmp')]
+
+
+def spawned(monkeypatch):
+    """The SPIR-V tools each compile_asm runs, by name, in order."""
+    names = []
+    run = tools._run
+
+    def counting(args, *a, **k):
+        names.append(args[0].rsplit('/', 1)[-1])
+        return run(args, *a, **k)
+    monkeypatch.setattr(tools, '_run', counting)
+    return names
+
+
+def test_spirv_opt_runs_only_where_it_optimises(monkeypatch):
+    """spirv-opt -O skips its passes on modules declaring extensions it does not know
+    (SPV_KHR_float_controls, on every lavapipe shader): those are validated by spirv-val instead,
+    the others still optimised. Counts the processes, and checks what -O would have removed."""
+    monkeypatch.setenv('VKDIFF_CACHE', '0')
+    monkeypatch.delenv('VKDIFF_SPIRV_OPT', raising=False)
+    names = spawned(monkeypatch)
+    plain = module(24680)  # not compiled by the tests above (the memory cache would answer)
+    ext = plain.replace('OpCapability Shader\n', 'OpCapability Shader\nOpCapability '
+                        'SignedZeroInfNanPreserve\nOpExtension "SPV_KHR_float_controls"\n')
+    ext = ext.replace('LocalSize 1 1 1\n', 'LocalSize 1 1 1\nOpExecutionMode %main '
+                      'SignedZeroInfNanPreserve 32\n')
+    assert tools.worth_optimising(plain) and not tools.worth_optimising(ext)
+    assert b"\x68\x60\x00\x00" not in tools.compile_asm(plain)  # optimised: constant removed
+    assert names == ['spirv-as', 'spirv-opt']
+    names.clear()
+    data = tools.compile_asm(ext)
+    assert names == ['spirv-as', 'spirv-val']
+    assert data == tools.compile_asm(ext, optimize=False)
+    names.clear()
+    tools.compile_asm(ext, optimize=True)  # forced: -O runs, and leaves the constant in
+    assert names == ['spirv-as', 'spirv-opt']
+    monkeypatch.setenv('VKDIFF_SPIRV_OPT', '1')
+    assert tools.worth_optimising(ext)
+    monkeypatch.setenv('VKDIFF_SPIRV_OPT', '0')
+    assert not tools.worth_optimising(plain)

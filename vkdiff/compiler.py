@@ -220,6 +220,7 @@ class TaskCode:
     def __init__(self, task, per_thread, push, options):
         self.task = task
         self.per_thread = per_thread
+        self.cpu_driver = options.cpu_driver
         self.min_groups = options.min_groups if options.cpu_driver else 1
         self.buffers = task.buffers()
         if push.spill is not None:  # kernel arguments beyond the push constants (PushLayout)

@@ -123,13 +123,26 @@ class OutOfMemoryError(VkdiffError, MemoryError):
 
 class SourceLocation:
     """Where a statement came from in the user's code. `excerpt`, when known, is the source as
-    Taichi prints it: each line of the node, each followed by a line of ^ under the node."""
+    Taichi prints it: each line of the node, each followed by a line of ^ under the node; the
+    frontend passes a function that makes it, so only locations that end up in a message pay for
+    the formatting (it took a fifth of the frontend's time)."""
 
-    __slots__ = ('file', 'line', 'text', 'func', 'excerpt')
+    __slots__ = ('file', 'line', 'text', 'func', '_excerpt')
 
     def __init__(self, file, line, text, func='', excerpt=None):
         self.file, self.line, self.text, self.func = file, line, text, func
-        self.excerpt = excerpt
+        self._excerpt = excerpt  # or a function making it, called when first needed
+
+    @property
+    def excerpt(self):
+        e = self._excerpt
+        if callable(e):
+            try:
+                e = e()
+            except (AttributeError, IndexError, TypeError):
+                e = None
+            self._excerpt = e
+        return e
 
     def __str__(self):
         where = f'File "{self.file}", line {self.line}'

@@ -131,11 +131,9 @@ class FunctionBuilder(ExpressionBuilder, StatementBuilder):
         if line is None:
             return current().loc
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ''
-        try:
-            excerpt = source_excerpt(self.raw_lines, node, self.indent)
-        except (AttributeError, IndexError, TypeError):
-            excerpt = None
-        return SourceLocation(self.file, line + self.line0, text, self.fn.__name__, excerpt)
+        raw, indent = self.raw_lines, self.indent
+        return SourceLocation(self.file, line + self.line0, text, self.fn.__name__,
+                              lambda: source_excerpt(raw, node, indent))
 
     def __call__(self, node):
         em = current()

@@ -57,3 +57,13 @@ def host_load(buf, flat_index):
         return None  # never written, or the device copy is newer
     v = st.host.reshape(-1)[flat_index]
     return v.item() if buf.dtype.is_float else int(v)
+
+
+def host_load_synced(buf, flat_index):
+    """host_load, downloading a field whose device copy is newer (a sync: what is recorded so
+    far is submitted and waited for)."""
+    f = _owners.get(buf)
+    st = f._storage if f is not None else None
+    if st is not None and st.state == 'device':
+        st.for_host_read()
+    return host_load(buf, flat_index)

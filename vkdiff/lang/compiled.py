@@ -23,6 +23,7 @@ class CompiledTask:
         self.code = code
         self.task = code.task
         self.per_thread, self.min_groups = code.per_thread, code.min_groups
+        self.cpu_driver = code.cpu_driver
         self.fields = code.buffers
         self.read_fields, self.write_fields = code.read_fields, code.write_fields
         self.total, self.local_size = code.total, code.local_size
@@ -51,7 +52,9 @@ class CompiledTask:
     def groups(self, args):
         """Workgroups for this launch, from the trip count when the host knows it (constants,
         arguments, and fields whose host copy is current); otherwise a small grid-stride grid on
-        a CPU driver (any trip count runs correctly, all cores busy), the largest on a GPU."""
+        a CPU driver (any trip count runs correctly, all cores busy) or, where each invocation
+        must run one iteration (long inner loops, passes.loop_limit), the bound read back from
+        the device; the largest grid on a GPU."""
         if self.total is None:
             return 1
         if self.fixed is not None:
@@ -65,7 +68,13 @@ class CompiledTask:
                     memo.clear()
                 g = memo[key] = self._groups(host_eval(self.total, args))
             return g
-        return self._groups(host_eval(self.total, args, binding.host_load))
+        n = host_eval(self.total, args, binding.host_load)
+        if n is None and self.per_thread == 1 and self.cpu_driver:
+            # a CPU driver, and the task's inner loops need one outer iteration per invocation:
+            # reading the bound back (one sync) costs far less than the maximum grid (65,535
+            # workgroups: ~0.9 s on lavapipe, for mass_spring_game's 3 particles)
+            n = host_eval(self.total, args, binding.host_load_synced)
+        return self._groups(n)
 
     def _groups(self, n):
         if n is None:

@@ -126,7 +126,7 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None):
                 b.emit('if', None, [is0], blocks=[_store_partial(target, total, acc_t, pf, base,
                                                                  groups, direct), ir.Block()])
     for s in cands:
-        if s not in uniform:
+        if s not in uniform and not _fresh_every_iteration(s, loop):
             pos = _segmented(task, s, pos)
     if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
@@ -185,7 +185,8 @@ def _cache_repeated_loads(task, pos):
     groups = {}
     for s in body.stmts:
         if s.op == 'gload' and s.buf not in written and s.indices and \
-                not all(_invariant(i, loop) for i in s.indices):
+                not all(_invariant(i, loop) for i in s.indices) and \
+                not _fresh_every_iteration(s, loop):
             groups.setdefault((s.buf, tuple(s.indices)), []).append(s)
     for (field, indices), loads in groups.items():
         pro = ir.Block()
@@ -385,6 +386,22 @@ def _finish_one(body, target, partials, acc_t, groups, base):
         p = b.emit('gload', acc_t, [loop], {'buf': partials, 'comp': 0})
         b.emit('store', None, [acc, b.add(b.emit('load', acc_t, [acc]), p)])
     _apply(body, target, b.emit('load', acc_t, [acc]), acc_t)
+
+
+def _fresh_every_iteration(s, loop):
+    """True if statement s (an access) runs at most once per iteration of the parallel loop
+    (no serial loop around it inside the body) and indexes with the loop's own variable: its
+    index differs in every iteration, so run-length accumulation or a load cache would only add
+    a test and a branch per iteration (the robot's nn1 adjoint had ~280 of them: `w.grad[i, k]`,
+    `w[i, k]` in a loop over i)."""
+    if not any(i is loop for i in s.indices):
+        return False
+    b = s.parent
+    while b is not None and b.owner is not None and b.owner is not loop:
+        if b.owner.op in ('for', 'while'):
+            return False
+        b = b.owner.parent
+    return b is not None and b.owner is loop
 
 
 def _segmented(task, s, pos):
