@@ -183,8 +183,8 @@ def test_root_dense_place_nested_and_2d():
 
 def test_grad_through_struct_members():
     n = 10
-    s = ti.Struct.field({'pos': vec2, 'mass': ti.f32, 'tag': ti.i32}, shape=n, needs_grad=True)
-    assert s.pos.grad is not None and s.mass.grad is not None and s.tag.grad is None
+    s = ti.Struct.field({'pos': vec2, 'mass': ti.f32}, shape=n, needs_grad=True)
+    assert s.pos.grad is not None and s.mass.grad is not None
     assert s.grad.pos is s.pos.grad and s.grad.keys() == ['pos', 'mass']
     loss = ti.field(ti.f32, shape=(), needs_grad=True)
     rng = np.random.default_rng(2)
@@ -312,8 +312,25 @@ def test_struct_errors():
 
     with pytest.raises(ti.CompileError, match="no member 'b'"):
         bad()
-    ints = ti.Struct.field({'k': ti.i32}, shape=2, needs_grad=True)
-    assert ints.k.grad is None and ints.grad is None
+    n_fields = len(ti.lang.state.fields)
+    with pytest.raises(RuntimeError, match='i32 is not supported for field with `needs_grad=True`'):
+        ti.Struct.field({'x': ti.f32, 'k': ti.i32}, shape=2, needs_grad=True)  # as Taichi
+    assert len(ti.lang.state.fields) == n_fields  # refused before any member field was made
+
+
+def test_struct_kernel_argument_of_another_shape_is_refused():
+    sphere = ti.types.struct(center=ti.math.vec3, radius=float)
+    circle = ti.types.struct(center=ti.math.vec2, radius=float)
+
+    @ti.kernel
+    def top(s: sphere) -> ti.f32:
+        return s.center[2] + s.radius
+
+    assert top(sphere(center=ti.math.vec3([1, 2, 3]), radius=2.0)) == 5.0
+    for bad in (circle(center=ti.math.vec2([1, 2]), radius=2.33), ti.Struct(radius=1.0, center=ti.math.vec3(0)),
+                {'center': ti.math.vec3(0), 'radius': 1.0}, 3.0):
+        with pytest.raises(ti.TaichiRuntimeTypeError, match='cannot be converted into required type'):
+            top(bad)
 
 
 def test_struct_kernel_argument_is_a_run_time_value():

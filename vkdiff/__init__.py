@@ -35,6 +35,7 @@ from . import ad
 from . import simt
 from . import _lib  # ti._lib.core.get_max_num_indices()
 from .lang import ops as _lang_ops, simt as _lang_simt  # noqa: F401  ti.lang.ops, ti.lang.simt
+from .lang import impl as _lang_impl  # noqa: F401  ti.lang.impl.get_runtime().default_fp
 from . import math
 # `ti.types`: the dtypes plus vector/matrix/struct/ndarray/template (replaces the vkdiff.types
 # module as the package attribute; CORE modules reading it get the same dtype objects)

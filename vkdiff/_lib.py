@@ -2,6 +2,7 @@
 answered for vkdiff (e.g. `ti._lib.core.get_max_num_indices()`, the most indices of a field)."""
 import types as _types
 
+from .errors import TaichiRuntimeError
 from .lang.field import MAX_NUM_INDICES
 
 
@@ -10,4 +11,6 @@ def get_max_num_indices():
     return MAX_NUM_INDICES
 
 
-core = _types.SimpleNamespace(get_max_num_indices=get_max_num_indices)
+# `except ti._lib.core.TaichiRuntimeError`: the class Taichi's native module raises
+core = _types.SimpleNamespace(get_max_num_indices=get_max_num_indices,
+                              TaichiRuntimeError=TaichiRuntimeError)

@@ -80,6 +80,11 @@ class VkdiffValueError(VkdiffError, ValueError):
     """A Python-scope value of the right type but a wrong shape or value."""
 
 
+class FieldShapeError(TaichiRuntimeError, VkdiffValueError):
+    """A field shape with a zero or negative dimension (Taichi: TaichiRuntimeError; also a
+    ValueError)."""
+
+
 class VkdiffOverflowError(VkdiffValueError, OverflowError):
     """A number that does not fit the field's or argument's type (2**40 into i32, -1 into u32)."""
 

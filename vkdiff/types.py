@@ -37,6 +37,10 @@ class DataType:
     def __repr__(self):
         return self.name
 
+    def to_string(self):
+        """Taichi's `dtype.to_string()`: the type's name, as str() gives it ('f32', 'u8', ...)."""
+        return self.name
+
     def __call__(self, value):
         """`ti.f32(x)`: a cast, as in Taichi (of a number in Python scope, of a value in a kernel).
         The frontend, which sits above this module, installs the conversion: `set_cast`."""

@@ -128,9 +128,12 @@ def test_accumulation_loop_with_runtime_trip_count():
     assert 'size' not in f.grad.ir(10)  # no per-iteration stack
 
 
-def test_carried_loop_with_runtime_trip_count_is_an_error():
-    x = ti.field(ti.f32, shape=3, needs_grad=True)
-    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+def test_carried_loop_with_runtime_trip_count_uses_taichis_default_stack():
+    """A run-time trip count with a carried value: without ti.init(ad_stack_size=N) the adjoint
+    stores up to Taichi's default_ad_stack_size (32) iterations; more is an AutodiffError."""
+    ti.init(default_fp=ti.f64)
+    x = ti.field(ti.f64, shape=3, needs_grad=True)
+    loss = ti.field(ti.f64, shape=(), needs_grad=True)
 
     @ti.kernel
     def f(n: ti.i32):
@@ -140,9 +143,19 @@ def test_carried_loop_with_runtime_trip_count_is_an_error():
                 p = ti.sin(p)
             loss[None] += p
 
-    f(3)
-    with pytest.raises(ti.AutodiffError, match='compile-time trip count'):
-        f.grad(3)
+    X = np.array([0.3, 0.7, 1.1])
+    x.from_numpy(X)
+    for n in (3, 32):
+        with ti.Tape(loss):
+            f(n)
+        p, d = X.copy(), np.ones(3)
+        for _ in range(n):
+            d *= np.cos(p)
+            p = np.sin(p)
+        np.testing.assert_allclose(x.grad.to_numpy(), d, rtol=1e-12)
+    with pytest.raises(ti.AutodiffError, match='ad_stack_size=32'):
+        with ti.Tape(loss):
+            f(33)
 
 
 def test_static_unroll_and_func_inlining():

@@ -202,7 +202,7 @@ def test_options_carry_the_settings():
     """ti.init's settings reach the passes through the options (no global reads): the adjoint's
     per-iteration storage of a run-time trip count is sized by ad_stack_size, and lowering checks
     the profile's features."""
-    from vkdiff.errors import AutodiffError, CompileError
+    from vkdiff.errors import CompileError
 
     def make():
         x = ti.field(ti.f32, 8, needs_grad=True)
@@ -217,8 +217,7 @@ def test_options_carry_the_settings():
                     s = ti.sin(s)
                 y[i] = s
         return k
-    with pytest.raises(AutodiffError, match='ad_stack_size'):
-        make().grad.ir()
+    assert 'size=32' in make().grad.ir()  # unset: Taichi's default_ad_stack_size
     state.init_offline(compiler.lavapipe_like(), ad_stack_size=12)
     assert 'size=12' in make().grad.ir()
     state.init_offline(compiler.lavapipe_like(features={'float64': False}))

@@ -2,7 +2,7 @@
 test_ad_ndarray.py::test_ad_fibonacci and test_integer_stack need this): as on fields, the
 adjoint stores the carried values per iteration, sized by ti.init(ad_stack_size=N); more
 iterations than N is an AutodiffError after the launch, never a wrong gradient. Without
-ad_stack_size, the adjoint is refused at compile time (Taichi falls back to a 32-entry stack)."""
+ad_stack_size, N is Taichi's default_ad_stack_size (32; ti.init(default_ad_stack_size=M) sets it)."""
 import numpy as np
 import pytest
 
@@ -64,8 +64,32 @@ def test_more_iterations_than_ad_stack_size_is_an_error():
         _fib.grad(a, b, c, f)
 
 
-def test_without_ad_stack_size_the_adjoint_is_refused():
-    a, b, c, f = _arrays(3, [1, 5, 2])
+def test_without_ad_stack_size_the_stack_is_taichis_default_32():
+    """As Taichi (ad_stack_size=0 is adaptive, falling back to default_ad_stack_size=32): 32
+    iterations differentiate exactly; 33 are an AutodiffError naming the size, not a wrong
+    gradient."""
+    ti.init(default_fp=ti.f64)
+    steps = [3, 32]
+    a, b, c, f = _arrays(2, steps)
     _fib(a, b, c, f)
-    with pytest.raises(ti.AutodiffError, match='ad_stack_size'):
+    a0, b0 = a.to_numpy(), b.to_numpy()
+    f.grad.fill(1.0)
+    _fib.grad(a, b, c, f)
+    e = 1e-7
+    da = [(_fib_np(p + e, q, k) ** 2 - _fib_np(p - e, q, k) ** 2) / (2 * e)
+          for p, q, k in zip(a0, b0, steps)]
+    np.testing.assert_allclose(a.grad.to_numpy(), da, rtol=1e-6)
+    a, b, c, f = _arrays(2, [3, 33])
+    _fib(a, b, c, f)
+    f.grad.fill(1.0)
+    with pytest.raises(ti.AutodiffError, match='ad_stack_size=32'):
+        _fib.grad(a, b, c, f)
+
+
+def test_default_ad_stack_size_sets_the_fallback():
+    ti.init(default_fp=ti.f64, default_ad_stack_size=4)
+    a, b, c, f = _arrays(2, [4, 5])
+    _fib(a, b, c, f)
+    f.grad.fill(1.0)
+    with pytest.raises(ti.AutodiffError, match='ad_stack_size=4'):
         _fib.grad(a, b, c, f)

@@ -149,7 +149,7 @@ def test_bad_arguments_are_clear_errors():
         k1(ti.ndarray(ti.i32, 4))
     with pytest.raises(ValueError, match='required ndim=1'):
         k1(ti.ndarray(ti.f32, (4, 4)))
-    with pytest.raises(TypeError, match='Expect element type f32'):
+    with pytest.raises(ValueError, match='required array has dtype=f32, array with dtype=f64'):
         k1(np.zeros(4))                       # f64 data for an f32 parameter: never a silent copy
     base = np.zeros(8, np.float32)
     with pytest.raises(ValueError, match='Non contiguous'):
@@ -367,6 +367,48 @@ def test_boundary_clamp_also_clamps_component_indices():
     vec_set(a, -3, 100.0)
     vec_set(a, 9, 200.0)
     np.testing.assert_array_equal(a.to_numpy()[0, 0], [100, 200])
+
+
+def test_fortran_ordered_numpy_array_is_read_and_written_back_in_place():
+    @ti.kernel
+    def swap_in(val: ti.types.ndarray(), arr: ti.types.ndarray()):
+        for i, j in arr:
+            val[i, j] = arr[i, j]
+            arr[i, j] = i * 10 + j
+
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    b = a.T  # Fortran-ordered view of a: b[i, j] == a[j, i]
+    assert b.flags.f_contiguous and not b.flags.c_contiguous
+    seen = np.zeros((4, 3), np.int32)
+    swap_in(seen, b)
+    np.testing.assert_array_equal(seen, np.arange(12).reshape(3, 4).T)
+    want = np.add.outer(np.arange(4) * 10, np.arange(3))
+    np.testing.assert_array_equal(b, want)
+    np.testing.assert_array_equal(a, want.T)  # written through the view into a
+    with pytest.raises(ValueError, match='Non contiguous numpy arrays are not supported'):
+        swap_in(seen, np.zeros((4, 6), np.int32)[:, ::2])
+
+
+def test_numpy_array_for_a_matrix_annotation_keeps_its_own_scalar_type():
+    @ti.kernel
+    def fill(a: ti.types.ndarray(dtype=ti.math.mat2)):
+        for i in range(a.shape[0]):
+            for j, k in ti.ndrange(2, 2):
+                a[i][j, k] = j * 3 + k + i * 0.5  # i32 array: stored truncated
+
+    m = np.zeros((3, 2, 2), np.int32)
+    fill(m)
+    want = (np.arange(3)[:, None, None] * 0.5 + np.arange(2)[:, None] * 3 + np.arange(2)).astype(np.int32)
+    np.testing.assert_array_equal(m, want)
+
+    @ti.kernel
+    def g(arr: ti.types.ndarray(dtype=ti.math.mat3, ndim=2)):
+        pass
+
+    with pytest.raises(ValueError, match=r'required element_shape=\(3, 3\), array with element shape of \(2, 3\)'):
+        g(np.zeros((2, 2, 2, 3), np.float32))
+    with pytest.raises(ValueError, match='required array has ndim=2 element_dim=2, array with 3 dimensions'):
+        g(np.zeros((2, 2, 3), np.float32))
 
 
 def test_ndarray_argument_element_shape_in_kernel():

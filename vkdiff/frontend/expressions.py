@@ -65,7 +65,12 @@ class ExpressionBuilder:
                 idx = swizzle_indices(node.attr, raw.n)
                 if idx is not None and len(idx) == 1:
                     return self.read(raw.entries[idx[0]])
-        return getattr(base, node.attr)
+        v = getattr(base, node.attr)
+        if v is None and node.attr in ('grad', 'dual') and isinstance(base, Field) and \
+                base.dtype.is_float:  # (Taichi's float fields always have an unplaced one)
+            raise error(f'Gradient {base.name}.{node.attr} has not been placed, check whether '
+                        f'`needs_{node.attr}=True`', CompileError)
+        return v
 
     def build_Tuple(self, node):
         return tuple(self(e) for e in node.elts)

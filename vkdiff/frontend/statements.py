@@ -5,9 +5,11 @@ returns inside branches are restructured so each ends its path)."""
 import ast
 import copy
 
+import numpy as np
+
 from .. import ir
 from .. import types as T
-from ..errors import CompileError, TaichiSyntaxError
+from ..errors import CompileError, TaichiSyntaxError, TaichiTypeError
 from ..lang.field import Field
 from ..lang.matrix import swizzle_indices
 from . import ops
@@ -84,6 +86,11 @@ class StatementBuilder:
                 if name in sc:
                     cur = sc[name]
                     break
+            if isinstance(value, np.ndarray):  # as Taichi: a 0-D array is a scalar
+                if value.ndim:
+                    raise error('Only 0-dimensional numpy array can be used to initialize a scalar '
+                                f'expression (got shape {value.shape})', TaichiTypeError)
+                value = value[()]
             if isinstance(cur, (LocalVar, MatrixLValue)) or _is_struct_lv(cur):
                 cur.store(value)
             elif _is_runtime_scalar_or_matrix(value):

@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from ..errors import KernelArgumentError, VkdiffOverflowError, VkdiffTypeError, VkdiffValueError
+from ..errors import (FieldShapeError, KernelArgumentError, VkdiffOverflowError, VkdiffTypeError,
+                      VkdiffValueError)
 from .matrix import Matrix
 
 
@@ -140,7 +141,8 @@ def shape(s, what='shape'):
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
             raise VkdiffTypeError(f'{what} must be an int or a tuple of ints, got {_short(s)}')
         if d <= 0:
-            raise VkdiffValueError(f'every dimension of a field should be positive, got {tuple(s)}')
+            raise FieldShapeError(f'Every dimension of a Taichi field should be positive, got '
+                                  f'{tuple(s)}')
         out.append(int(d))
     return tuple(out)
 

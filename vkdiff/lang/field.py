@@ -71,6 +71,11 @@ class Field:
         self.buffer.shape = shape
 
     @property
+    def _name(self):
+        """Taichi's `x._name`: the name given with `name=` (or the assigned variable's)."""
+        return self.name
+
+    @property
     def shape(self):
         shape = self.buffer.shape
         if shape is None:
@@ -316,8 +321,31 @@ class Field:
             from .. import root
             node = root.dense(axes(*range(len(self.shape))), self.shape) if self.shape else root
             leaf = node._place_leaf()
+            leaf._field = self
             self._snode_leaf = leaf
         return leaf
+
+
+class _PlaceInfo:
+    """What Taichi's C++ SNode of a field answers (see SNode.ptr)."""
+
+    def __init__(self, field):
+        self._f = field
+
+    def name(self):
+        return self._f.name
+
+    def get_snode_grad_type(self):
+        from .enums import SNodeGradType
+        return {'grad': SNodeGradType.ADJOINT, 'dual': SNodeGradType.DUAL}.get(
+            self._f.buffer.role, SNodeGradType.PRIMAL)
+
+    def has_adjoint_checkbit(self):
+        """Whether Tape(validation=True) checks this field element by element: a float primal
+        with an adjoint (Taichi allocates a check bit for exactly those, in debug mode; vkdiff's
+        check needs no extra storage and no debug mode)."""
+        f = self._f
+        return f.buffer.role == 'field' and f.dtype.is_float and f._grad is not None
 
 
 def rt_storage(rt, shape, dtype, name=None):
@@ -414,6 +442,18 @@ class SNode:
         self._parent = parent  # the SNode this one was made under (`parent.dense(...)`)
         self._kind = kind  # 'dense', or 'place' for a field's own node (`x.snode`)
         self._below = None  # the levels under it down to the first field placed under it
+        self._field = None  # a place node's field (Taichi's `x.snode._name`, `.ptr`)
+        self._children = []  # (generation, node) of the nodes made under this one
+        if parent is not None:
+            kids = parent._children
+            if kids and kids[0][0] != state.generation:  # (from before the last ti.init())
+                kids.clear()
+            kids.append((state.generation, self))
+
+    def _get_children(self):
+        """Taichi's `snode._get_children()`: the nodes made under this one since ti.init()
+        (`dense` levels, and a place node per field placed here)."""
+        return [c for g, c in self._children if g == state.generation]
 
     def parent(self, n=1):
         """Taichi's `snode.parent(n)`: n levels up; `ti.root` at the top, None above it."""
@@ -434,6 +474,21 @@ class SNode:
         if self._parent is None:
             return 'ti.root'
         return f'{self._parent} => {self._kind} {list(self.shape)}'
+
+    @property
+    def _name(self):
+        """Taichi's `snode._name`: a place node's field name, else the node's kind."""
+        if self._field is not None:
+            return self._field.name
+        return 'root' if self._parent is None else self._kind
+
+    @property
+    def ptr(self):
+        """Taichi's `x.snode.ptr` reflection of a field's node: `get_snode_grad_type()`,
+        `has_adjoint_checkbit()`."""
+        if self._field is None:
+            raise AttributeError('only the node a field is placed as (x.snode) has .ptr')
+        return _PlaceInfo(self._field)
 
     def _place_leaf(self):
         """The node of a field placed here; the nodes above learn what lies under them."""
@@ -469,7 +524,10 @@ class SNode:
         dimensions = convert.shape(dimensions, 'dense() dimensions')
         if len(dimensions) != len(axes):
             raise VkdiffValueError(f'dense(): {len(axes)} axes but {len(dimensions)} sizes')
-        return SNode(self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions)), self)
+        return self._child(self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions)))
+
+    def _child(self, levels):
+        return SNode(levels, self)
 
     def _sparse(kind):
         def f(self, *args, **kwargs):
@@ -493,6 +551,7 @@ class SNode:
             f._place(self.shape)
             leaf = self._place_leaf()
             if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
+                leaf._field = f
                 f._snode_leaf = leaf
             if offset is not None:
                 f._set_offset(offset)

@@ -3,20 +3,19 @@ run (`fb.dense(ti.i, n).place(x)`, `tree = fb.finalize()`, `tree.destroy()`). vk
 SNode tree to rebuild, so a builder is a root that remembers what it placed: `finalize` closes it,
 `destroy` frees those fields' device memory (the fields cannot be used afterwards)."""
 from ..errors import VkdiffError
+from . import state
 from .field import SNode
 
 
 class _BuilderNode(SNode):
     """An SNode under a FieldsBuilder: what it places is recorded in the builder."""
 
-    def __init__(self, builder, levels=()):
-        super().__init__(levels)
+    def __init__(self, builder, levels=(), parent=None):
+        super().__init__(levels, parent)
         self._builder = builder
 
-    def dense(self, axes, dimensions):
-        node = _BuilderNode(self._builder, super().dense(axes, dimensions).levels)
-        node._parent = self
-        return node
+    def _child(self, levels):  # (dense() under a builder node)
+        return _BuilderNode(self._builder, levels, self)
 
     def place(self, *fields, offset=None):
         b = self._builder
@@ -47,7 +46,19 @@ class FieldsBuilder(_BuilderNode):
         if self.finalized:
             raise VkdiffError('FieldsBuilder.finalize() was called already')
         self.finalized = True
+        FieldsBuilder._finalized.append((state.generation, self))
         return SNodeTree(self._fields)
+
+    _finalized = []  # (generation, builder), in finalize order
+
+    @staticmethod
+    def _finalized_roots():
+        """Taichi's roots of the finalized SNode trees: ti.root's (first), then each finalized
+        builder's, since ti.init()."""
+        from .. import root
+        live = [(g, b) for g, b in FieldsBuilder._finalized if g == state.generation]
+        FieldsBuilder._finalized[:] = live
+        return [root] + [b for _, b in live]
 
     @property
     def empty(self):

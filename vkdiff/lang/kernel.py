@@ -7,7 +7,7 @@ import inspect
 from .. import ir
 from .. import types as T
 from ..errors import (CompileError, KernelArgumentCountError, located, SourceLocation,
-                      TaichiSyntaxError, VkdiffError)
+                      TaichiRuntimeTypeError, TaichiSyntaxError, VkdiffError)
 from ..frontend import ops
 from ..frontend.builder import FunctionBuilder
 from ..frontend.statements import _Return
@@ -266,6 +266,11 @@ class Kernel:
             except CompileError as e:
                 raise _at_def(self.fn, f'argument {p.name!r}: {e}') from None
             if kind == 'template':
+                if getattr(p.annotation, 'matches', None) is not None and \
+                        not p.annotation.matches(a):  # a ti.types.struct parameter
+                    raise TaichiRuntimeTypeError(f'Argument {type(a)} cannot be converted into '
+                                                 f'required type {p.annotation!r} (parameter '
+                                                 f'{p.name!r}: {a!r})')
                 if isinstance(a, Ndarray) and p.annotation is not inspect.Parameter.empty:
                     from .ndarray_args import check_not_template
                     check_not_template(a, p.name)
@@ -304,6 +309,7 @@ class Kernel:
             self._template_refs.append(args)  # keeps template objects alive: their ids stay theirs
             from .compiled import CompiledKernel
             inst = self.instances[key] = CompiledKernel(self, self.build_ir(args))
+            state.compiled_kernels += 1
         return inst, runtime_args
 
     def build_ir(self, args):
@@ -498,6 +504,7 @@ class Func:
                 fb.scopes[0][name] = value
                 continue
             if T.is_tensor_type(ann):
+                _check_matrix_arg(name, ann, value)
                 value = ops.cast(value, T.resolve(ann.dtype))
             elif ann is not inspect.Parameter.empty and not isinstance(ann, str):
                 value = ops.cast(value, T.resolve(ann))
@@ -534,6 +541,21 @@ class Func:
 
 def _is_matrix(v):
     return isinstance(v, Matrix)
+
+
+def _check_matrix_arg(name, ann, value):
+    """A func parameter annotated with a vector / matrix type takes a matrix of that shape
+    (Taichi's TaichiSyntaxError messages)."""
+    what = f'Argument {name} of type {ann} is expected to be a Matrix'
+    if not _is_matrix(value):
+        raise error(f'{what}, but got {type(value)}.', TaichiSyntaxError)
+    ndim = 2 if hasattr(ann, 'm') else 1
+    if value.ndim != ndim:
+        raise error(f'{what} with ndim {ndim}, but got {value.ndim}.', TaichiSyntaxError)
+    if ann.n is not None and value.n != ann.n:
+        raise error(f'{what} with n {ann.n}, but got {value.n}.', TaichiSyntaxError)
+    if ndim == 2 and ann.m is not None and value.m != ann.m:
+        raise error(f'{what} with m {ann.m}, but got {value.m}.', TaichiSyntaxError)
 
 
 def _normalize_returns(body):

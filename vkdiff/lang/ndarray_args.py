@@ -9,8 +9,8 @@ numpy arrays and torch tensors have Taichi's semantics: the kernel sees their da
 writes is in them when the call returns. They are copied into a staging buffer reused by the
 same parameter of the same compiled kernel (so the pipeline bound to it is reused too) and, when
 the kernel writes the parameter, copied back after the launch (which then waits for the device).
-Non-contiguous arrays, or arrays whose dtype the annotation does not take, are a clear error,
-never a silent copy whose writes would be lost."""
+Arrays that are neither C- nor Fortran-contiguous (a strided view), or whose dtype a scalar
+annotation does not take, are a clear error, never a silent copy whose writes would be lost."""
 import numpy as np
 
 from .. import types as T
@@ -82,24 +82,44 @@ def _elem_check(ann, dt, es, name):
 
 
 def _host_layout(ann, arr, name):
-    """(dtype, array shape, element shape) of a numpy array for this annotation: the element
-    axes are the last ones when the annotation names a vector / matrix type."""
+    """(dtype, array shape, element shape) of a numpy array (or a torch tensor's numpy view) for
+    this annotation, checked as Taichi checks external arrays: a vector / matrix annotation takes
+    the last 1 / 2 axes as the element (of the array's own scalar type: the annotation's is not
+    imposed), a scalar annotation's dtype must be the array's."""
     try:
         dt = T.resolve(arr.dtype)
     except TypeError:
         raise KernelArgumentError(f'argument {name}: arrays of {arr.dtype} are not supported '
                                   '(use float32/64, int8..64, uint8..64)') from None
-    want = ann.dtype
-    k = 0
+    want, shape = ann.dtype, tuple(arr.shape)
+    bad = f'Invalid value for argument {name} - required'
     if want is not None and T.is_tensor_type(want):
         k = 2 if hasattr(want, 'm') else 1
-    elif ann.elem_shape:
-        k = len(ann.elem_shape)
-    if arr.ndim < k:
-        raise NdarrayArgError(f'Invalid value for argument {name} - required element type: '
-                              f'{_want_desc(ann)}, but an array of shape {arr.shape} is provided')
-    cut = arr.ndim - k
-    return dt, tuple(arr.shape[:cut]), tuple(arr.shape[cut:])
+        if ann.ndim is not None and len(shape) != ann.ndim + k:
+            raise NdarrayArgError(f'{bad} array has ndim={ann.ndim} element_dim={k}, array with '
+                                  f'{len(shape)} dimensions is provided')
+        if len(shape) < k:
+            raise NdarrayArgError(f'{bad} element_dim={k}, array with {len(shape)} dimensions is '
+                                  'provided')
+        es = shape[len(shape) - k:]
+        need = (want.n, want.m) if k == 2 else (want.n,)
+        if None not in need and es != need:
+            raise NdarrayArgError(f'{bad} element_shape={need}, array with element shape of {es} '
+                                  'is provided')
+        return dt, shape[:len(shape) - k], es
+    if want is not None:
+        if T.resolve(want) is not dt:
+            raise NdarrayArgError(f'{bad} array has dtype={T.resolve(want)}, array with dtype={dt} '
+                                  'is provided')
+        if ann.ndim is not None and len(shape) != ann.ndim:
+            raise NdarrayArgError(f'{bad} array has ndim={ann.ndim}, array with {len(shape)} '
+                                  'dimensions is provided')
+        return dt, shape, ()
+    k = len(ann.elem_shape) if ann.elem_shape else 0
+    if len(shape) < k:
+        raise NdarrayArgError(f'{bad} element_dim={k}, array with {len(shape)} dimensions is '
+                              'provided')
+    return dt, shape[:len(shape) - k], shape[len(shape) - k:]
 
 
 def resolve(ann, value, name):
@@ -134,15 +154,18 @@ def _resolve(ann, value, name):
         if not is_tensor(value) and not isinstance(value, np.ndarray):
             raise KernelArgumentError(f'argument {name} is a {ann!r}: pass a vkdiff ndarray, a '
                                       f'numpy array or a torch tensor, got {type(value).__name__}')
-        if not host.flags.c_contiguous:
-            raise NdarrayArgError(f'argument {name}: Non contiguous arrays are not supported; pass '
-                                  'np.ascontiguousarray(a) (and copy the result back)')
+        if not (host.flags.c_contiguous or host.flags.f_contiguous):
+            # (a Fortran-ordered array, e.g. a transpose, is staged in C order and written back)
+            raise NdarrayArgError(f'argument {name}: Non contiguous numpy arrays are not '
+                                  'supported, please call np.ascontiguousarray(arr) before passing '
+                                  'it into the kernel')
         dt, shape, es = _host_layout(ann, host, name)
         bound = Bound(None, host, shape, dt, es, grads)
     if ann.ndim is not None and ann.ndim != len(shape):
         raise NdarrayArgError(f'Invalid value for argument {name} - required ndim={ann.ndim}, but '
                               f'{len(shape)}d ndarray with shape {shape} is provided')
-    _elem_check(ann, dt, es, name)
+    if bound.array is not None:  # (host arrays were checked by _host_layout, as Taichi does)
+        _elem_check(ann, dt, es, name)
     # the gradient's presence decides whether the adjoint accumulates into it (a Buffer with a
     # grad) or treats the array as a constant: part of the key, like the dtype
     if ann.needs_grad is False:  # `ti.types.ndarray(needs_grad=False)`: a constant for AD
@@ -202,6 +225,6 @@ class Staging:
     def copy_back(self, host):
         """After the launch: what the kernel wrote, into the caller's array (waits)."""
         n = host.size
-        if n:
-            host.reshape(-1)[...] = self.storage.for_host_read()[:n]
+        if n:  # (by shape: a Fortran-ordered array's reshape(-1) would be a copy)
+            host[...] = self.storage.for_host_read()[:n].reshape(host.shape)
 

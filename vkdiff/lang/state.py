@@ -13,9 +13,10 @@ fields = []
 temps = {}   # ir.Buffer -> Storage of the compiler's temporaries (lang.binding)
 _runtime = None
 config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': (),
-          'print_ir': frozenset(), 'ad_stack_size': 0}
+          'print_ir': frozenset(), 'ad_stack_size': 32}
 offline = None  # the compiler.CompileOptions of a program set up without a device (init_offline)
 tape = None  # the active Tape, if any
+compiled_kernels = 0  # kernel instances compiled since ti.init() (Taichi's get_num_compiled_functions)
 fwd = None   # the active FwdMode, if any
 
 
@@ -82,16 +83,28 @@ def init_offline(options, default_fp=None, default_ip=None, random_seed=0, debug
     offline = options
 
 
+def _ad_stack_size(kwargs):
+    """Per-iteration storage of loops with run-time trip counts that carry values (the adjoint's
+    stack). As Taichi: ad_stack_size=0 (unset) falls back to default_ad_stack_size=32; more
+    iterations than that is an AutodiffError after the launch, never a wrong gradient."""
+    n = int(kwargs.get('ad_stack_size') or kwargs.get('default_ad_stack_size') or 32)
+    if n < 1:
+        from ..errors import VkdiffValueError
+        raise VkdiffValueError(f'ad_stack_size must be a positive number of iterations, got {n}')
+    return n
+
+
 def _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
                **kwargs):
     from ..compiler import parse_print_ir
     printed = parse_print_ir(print_ir)  # (an unknown pass name fails before anything changes)
+    stack = _ad_stack_size(kwargs)
     reset()
     T.Defaults.fp = T.resolve(default_fp) if default_fp is not None else T.f32
     T.Defaults.ip = T.resolve(default_ip) if default_ip is not None else T.i32
     config.update(random_seed=int(random_seed), debug=bool(debug),
                   disable_features=tuple(disable_features),
-                  ad_stack_size=int(kwargs.get('ad_stack_size') or 0), print_ir=printed,
+                  ad_stack_size=stack, print_ir=printed,
                   kernel_profiler=bool(kwargs.get('kernel_profiler')))
     from .. import profiler  # records belong to the program that init() replaces
     profiler.clear_kernel_profiler_info()
@@ -103,8 +116,9 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
 
 @synchronized
 def reset():
-    global generation, _runtime, tape, fwd, offline
+    global generation, _runtime, tape, fwd, offline, compiled_kernels
     generation += 1
+    compiled_kernels = 0
     offline = None
     for f in fields:
         f._storage = None

@@ -8,7 +8,8 @@ unrolls into the members' scalar IR."""
 import numpy as np
 
 from .. import types as T
-from ..errors import DataTypeError, TaichiSyntaxError, TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
+from ..errors import (DataTypeError, TaichiRuntimeError, TaichiSyntaxError, TaichiTypeError,
+                      VkdiffError, VkdiffTypeError, VkdiffValueError)
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import convert
@@ -105,6 +106,26 @@ class StructType(Template):
             raise VkdiffError('field offsets are not supported')
         name = name or _caller_assignment_name() or f'struct{id(self) % 10000}'
         return _make_struct_field(self, shape, needs_grad, needs_dual, name)
+
+    def matches(self, value):
+        """Whether `value` is a Struct with exactly these members, in this order, each of its
+        member's shape: what a kernel parameter of this type takes (Taichi's
+        isinstance(value, struct_type))."""
+        if not isinstance(value, Struct) or list(value._members) != list(self.members):
+            return False
+        members = value._members
+        for k, t in self.members.items():
+            v = members[k]
+            if _is_struct_type(t):
+                ok = t.matches(v)
+            elif T.is_tensor_type(t):
+                want = (t.n,) if not hasattr(t, 'm') else (t.n, t.m)
+                ok = isinstance(v, Matrix) and (v.n,) + ((v.m,) if v.ndim == 2 else ()) == want
+            else:
+                ok = not isinstance(v, (Matrix, Struct, dict))
+            if not ok:
+                return False
+        return True
 
     def __repr__(self):
         inner = ', '.join(f'{k}={t!r}' if not hasattr(t, 'name') or _is_struct_type(t) or
@@ -286,7 +307,20 @@ def new_struct_local(value):
 
 
 # ---------------------------------------------------------------- fields
+def _leaf_dtypes(stype):
+    for t in stype.members.values():
+        if _is_struct_type(t):
+            yield from _leaf_dtypes(t)
+        else:
+            yield T.resolve(t.dtype if T.is_tensor_type(t) else t)
+
+
 def _make_struct_field(stype, shape, needs_grad, needs_dual, name):
+    if needs_grad or needs_dual:  # as Taichi: every member gets one, so every member is float
+        bad = [dt for dt in _leaf_dtypes(stype) if not dt.is_float]
+        if bad:  # checked before any member field is made
+            raise TaichiRuntimeError(f'{bad[0]} is not supported for field with `needs_grad=True` '
+                                     'or `needs_dual=True`: gradients need float members')
     members = {}
     for k, t in stype.members.items():
         mname = f'{name}.{k}'
@@ -298,8 +332,7 @@ def _make_struct_field(stype, shape, needs_grad, needs_dual, name):
             elem = (t.n, t.m) if hasattr(t, 'm') else (t.n,)
         else:
             dtype, elem = T.resolve(t), ()
-        members[k] = make_field(dtype, shape, elem, needs_grad and dtype.is_float,
-                                needs_dual and dtype.is_float, mname)
+        members[k] = make_field(dtype, shape, elem, needs_grad, needs_dual, mname)
     return StructField(members, stype, name)
 
 

@@ -8,6 +8,8 @@ back into a SparseMatrix and clears the builder, as Taichi does. A SparseMatrix 
 as a dense numpy array; SparseSolver factorises with numpy in float64 (LLT: Cholesky; LDLT and
 LU: LU) and returns the solution in the matrix's dtype. Meant for the small systems of Taichi's
 examples: storage is n*m values (more than 2**26 is an error), not a triplet list.
+The matrix-free solvers (LinearOperator, MatrixFreeCG, MatrixFreeBICGSTAB) live in
+vkdiff/lang/matrixfree.py.
 """
 import numpy as np
 

@@ -1,0 +1,75 @@
+"""API stage: the calls of Taichi's `ti.lang.impl` that Taichi programs make about the program
+`ti.init()` set up: `impl.get_runtime().default_fp` / `.default_ip` (and their setters, as
+`ti.init(default_fp=...)` without the reset), `get_num_compiled_functions()` (kernel instances
+compiled since ti.init) and `impl.current_cfg()` (arch, debug, default types)."""
+from .. import types as T
+from ..errors import VkdiffTypeError
+from . import state
+
+
+class _Config:
+    """Taichi's CompileConfig, as far as vkdiff has its settings (read at each access)."""
+    arch = 'vulkan'
+    advanced_optimization = True
+    fast_math = True
+
+    @property
+    def debug(self):
+        return state.config['debug']
+
+    @property
+    def print_ir(self):
+        return bool(state.config['print_ir'])
+
+    @property
+    def default_fp(self):
+        return T.Defaults.fp
+
+    @property
+    def default_ip(self):
+        return T.Defaults.ip
+
+
+class _Runtime:
+    """Taichi's PyTaichi runtime object: the default float and int types of the program."""
+
+    @property
+    def default_fp(self):
+        return T.Defaults.fp
+
+    @property
+    def default_ip(self):
+        return T.Defaults.ip
+
+    def set_default_fp(self, dtype):
+        """The float type of `float` annotations and literals from now on."""
+        dt = T.resolve(dtype)
+        if not dt.is_float:
+            raise VkdiffTypeError(f'set_default_fp takes a float type, got {dt}')
+        T.Defaults.fp = dt
+
+    def set_default_ip(self, dtype):
+        """The integer type of `int` annotations and literals from now on."""
+        dt = T.resolve(dtype)
+        if dt.is_float or dt.bits < 32:
+            raise VkdiffTypeError(f'set_default_ip takes i32/i64/u32/u64, got {dt}')
+        T.Defaults.ip = dt
+
+    def materialize_root_fb(self, is_first_call):
+        """Taichi finalizes ti.root's SNode tree here; vkdiff allocates each field's storage on
+        first use, so there is nothing to do."""
+
+    def get_num_compiled_functions(self):
+        """How many kernel instances (one per kernel and template/argument-type combination,
+        Python-scope fills and copies included) were compiled since ti.init()."""
+        return state.compiled_kernels
+
+
+def current_cfg():
+    """The settings of the current program (`ti.lang.impl.current_cfg().default_fp`)."""
+    return _Config()
+
+
+def get_runtime():
+    """The current program (`ti.lang.impl.get_runtime().default_fp`)."""
+    return _Runtime()
