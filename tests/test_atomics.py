@@ -263,3 +263,28 @@ def test_atomic_functions_on_shared_locals():
     np.testing.assert_array_equal(out.to_numpy(), [n * (n - 1) / 2, n - 1, n])
     np.testing.assert_array_equal(slots.to_numpy(), np.ones(n))
     np.testing.assert_array_equal(own.to_numpy(), [[0, 2, 4]] * 4)
+
+
+
+def test_atomic_on_a_value_is_taichis_syntax_error():
+    """The first operand of an atomic must be writable (a local, a field or ndarray element):
+    Taichi's TaichiSyntaxError 'cannot use a non-writable target as the first operand of ...'."""
+    @ti.kernel
+    def on_list():
+        y = ti.Vector([1, 2, 3])
+        ti.atomic_min([3, 2, 1], y)
+
+    @ti.kernel
+    def on_expression():
+        y = 1
+        ti.atomic_add(y + 1, 2)
+
+    @ti.kernel
+    def on_constant():
+        ti.atomic_max(5, 2)
+
+    for k, name in ((on_list, 'atomic_min'), (on_expression, 'atomic_add'),
+                    (on_constant, 'atomic_max')):
+        with pytest.raises(ti.TaichiSyntaxError, match="non-writable target as the first "
+                                                       f"operand of '{name}'"):
+            k()

@@ -322,3 +322,30 @@ def test_integer_width_and_sign_casts():
     np.testing.assert_array_equal(outu64.to_numpy(), [2 ** 64 - 1, 0xfffffff0])
     np.testing.assert_array_equal(out32.to_numpy(), [np.int64(0xfffffff0 * 16).astype(np.int32),
                                                      np.uint32(0xfffffff0).astype(np.int32)])
+
+
+@pytest.mark.parametrize('fdt,idt', [(ti.f32, ti.i32), (ti.f64, ti.i32), (ti.f64, ti.i64)])
+def test_float_base_runtime_int_exponent(fdt, idt):
+    """float ** run-time integer is repeated multiplication (Taichi): defined for a negative
+    base, the reciprocal for a negative exponent; d/dx x**n = n x**(n-1)."""
+    xs = np.array([-6.66, -2, -1.5, -1, -0.5, 0.5, 1.5, 6.66])
+    ns = np.arange(-7, 8)
+    x = ti.field(fdt, shape=len(xs), needs_grad=True)
+    n = ti.field(idt, shape=len(ns))
+    z = ti.field(fdt, shape=(len(xs), len(ns)))
+    loss = ti.field(fdt, shape=(), needs_grad=True)
+    x.from_numpy(xs)
+    n.from_numpy(ns)
+
+    @ti.kernel
+    def f():
+        for i, j in z:
+            z[i, j] = x[i] ** n[j]
+            loss[None] += x[i] ** n[j]
+
+    with ti.ad.Tape(loss):
+        f()
+    want = xs[:, None] ** ns[None, :].astype(float)
+    np.testing.assert_allclose(z.to_numpy(), want, rtol=1e-5 if fdt == ti.f32 else 1e-12)
+    grad = (ns[None, :] * xs[:, None] ** (ns[None, :] - 1.0)).sum(1)
+    np.testing.assert_allclose(x.grad.to_numpy(), grad, rtol=1e-4 if fdt == ti.f32 else 1e-10)

@@ -263,6 +263,45 @@ def test_dataclass_methods():
     np.testing.assert_allclose(out.to_numpy(), 3 * np.array([1, 4, 9]) + 12)
 
 
+def test_dataclass_method_assigns_to_its_copy_of_self():
+    """Taichi passes `self` to a struct method by value: the method may assign to its members
+    (a local copy); the field element it was called on keeps its value."""
+    @ti.dataclass
+    class P:
+        a: vec2
+        b: ti.f32
+
+        @ti.func
+        def shifted(self, d):
+            self.a = self.a + d
+            self.b *= 2.0
+            return self.a[0] + self.a[1] + self.b
+
+    f = P.field(shape=2)
+    f.b.from_numpy(np.array([1, 3], np.float32))
+    out = ti.field(ti.f32, shape=2)
+
+    @ti.kernel
+    def k():
+        for i in f:
+            out[i] = f[i].shifted(ti.Vector([1.0, 2.0]))
+            loc = P(a=[1.0, 1.0], b=1.0)
+            out[i] += loc.shifted(ti.Vector([0.0, 1.0])) * 100 + loc.b * 1000
+
+    k()
+    np.testing.assert_allclose(out.to_numpy(), np.array([3 + 2, 3 + 6]) + 500 + 1000)
+    np.testing.assert_allclose(f.b.to_numpy(), [1, 3])
+    np.testing.assert_allclose(f.a.to_numpy(), 0)
+
+
+def test_dataclass_default_values_are_refused():
+    with pytest.raises(ti.TaichiSyntaxError, match='Default value in @dataclass is not supported'):
+        @ti.dataclass
+        class Foo:
+            a: int
+            b: float = 3.14
+
+
 def test_struct_errors():
     s = ti.Struct.field({'a': ti.f32}, shape=2)
 
@@ -292,3 +331,23 @@ def test_struct_kernel_argument_of_another_shape_is_refused():
                 {'center': ti.math.vec3(0), 'radius': 1.0}, 3.0):
         with pytest.raises(ti.TaichiRuntimeTypeError, match='cannot be converted into required type'):
             top(bad)
+
+
+def test_struct_kernel_argument_is_a_run_time_value():
+    """A struct-typed kernel parameter is passed by value as Taichi does (its members as run-time
+    arguments): one compiled kernel for every value; another struct type is a
+    TaichiRuntimeTypeError."""
+    sphere = ti.types.struct(center=ti.math.vec3, radius=ti.f32, tag=ti.i32)
+    circle = ti.types.struct(center=ti.math.vec2, radius=ti.f32, tag=ti.i32)
+
+    @ti.kernel
+    def volume(s: sphere) -> ti.f32:
+        return 4.0 / 3.0 * s.radius ** 3 + s.center[2] * 100 + s.tag * 1000
+
+    assert volume(sphere(center=[0, 0, 1], radius=1.5, tag=2)) == pytest.approx(4.5 + 100 + 2000)
+    assert volume(sphere(center=[0, 0, -1], radius=3.0, tag=0)) == pytest.approx(36.0 - 100)
+    assert len(volume.instances) == 1
+    with pytest.raises(ti.TaichiRuntimeTypeError, match='cannot be converted'):
+        volume(circle(center=[1, 2], radius=1.0, tag=0))
+    with pytest.raises(ti.TaichiRuntimeTypeError, match='cannot be converted'):
+        volume(3.0)

@@ -487,3 +487,13 @@ def test_lang_ops_by_name_and_lang_simt_module():
 
     k(7)
     assert r.to_numpy().tolist() == [0, 1, 12]
+
+
+def test_lang_ops_functions_carry_their_taichi_names():
+    """ti.lang.ops.<name>.__name__ is <name>, as in Taichi (pytest ids of Taichi's own tests are
+    built from it), and they act entrywise on Python-scope vectors."""
+    ops = ti.lang.ops
+    for name in ('abs', 'logical_not', 'bit_and', 'bit_shr', 'add', 'cmp_lt', 'neg', 'sqrt'):
+        assert getattr(ops, name).__name__ == name
+    np.testing.assert_allclose(ops.abs(ti.Vector([-0.2, 0.3])).to_numpy(), [0.2, 0.3])
+    np.testing.assert_array_equal(ops.logical_not(ti.Vector([2, 0])).to_numpy(), [0, 1])

@@ -15,6 +15,7 @@ from .lang.field import (field, Field, SNode, axes, i, j, k, l, ij, ik, il, jk, 
 from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
 from .lang.struct import Struct, StructField, dataclass
+from .lang.argpack import ArgPack
 from .lang.kernel import kernel, func, template, Kernel, data_oriented
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
                        atomic_max, atomic_and, atomic_or, atomic_xor, round, atan2, pow, min,
@@ -42,7 +43,7 @@ from .lang import types_api as types
 from .ad import Tape
 
 from .gui import GUI
-from . import linalg  # ti.linalg: SparseMatrixBuilder (assembled in kernels), SparseSolver (host)
+from . import linalg  # ti.linalg: matrix-free solvers, SparseMatrixBuilder (assembled in kernels), SparseSolver (host)
 from . import graph  # ti.graph: GraphBuilder, Graph.run (kernels launched in order)
 from . import profiler  # ti.profiler: kernel launch times (host-measured)
 from . import tools  # ti.tools: imwrite/imread/imresize/imshow, PLYWriter, VideoManager

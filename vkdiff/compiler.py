@@ -32,7 +32,7 @@ from . import types as T
 from .codegen import tools
 from .codegen.atomics import fields_needing_int_view
 from .codegen.spirv import LOCAL_SIZE, TaskCodegen
-from .errors import CompileError, VkdiffValueError, located
+from .errors import AutodiffError, CompileError, VkdiffValueError, located
 from .passes import debug_checks as _debug_checks
 from .passes import loop_limit as _loop_limit
 from .passes.host_eval import host_eval
@@ -142,10 +142,25 @@ def split_tasks(body, name, options):
     return tasks
 
 
+def _refuse_block_memory(tasks):
+    """Autodiff of ti.simt.block shared arrays / sync, and of float local vectors held in arrays
+    (more than frontend.lvalues.ARRAY_MIN_ENTRIES entries), is not supported: a clear error."""
+    for t in tasks:
+        for s in ir.walk(t.body):
+            if s.op == 'barrier' or (s.buf is not None and s.buf.role == 'shared'):
+                raise located(AutodiffError, 'ti.simt.block.SharedArray / sync() cannot be '
+                              'differentiated (no gradient of workgroup memory)', s.loc)
+            if (s.op == 'alloca' and s.attrs.get('user_array') or s.buf is not None and
+                    s.buf.meta.get('user_array')) and s.dtype is not None and s.dtype.is_float:
+                raise located(AutodiffError, 'a local float vector/matrix of more than 64 '
+                              'entries cannot be differentiated; use a field', s.loc)
+
+
 def adjoint(tasks, name, options):
     """Pass adjoint: tasks -> (their adjoint tasks, the overflow flags of run-time sized
     per-iteration storage, see autodiff/reverse.py)."""
     from .autodiff.reverse import adjoint_tasks
+    _refuse_block_memory(tasks)
     adj, flags = adjoint_tasks(tasks, name, options.ad_stack_size)
     _show(options, 'adjoint', name + '.grad', adj)
     return adj, flags
@@ -154,6 +169,7 @@ def adjoint(tasks, name, options):
 def tangent(tasks, name, options):
     """Pass tangent: tasks -> their forward-mode (JVP) tasks."""
     from .autodiff.forward import tangent_tasks
+    _refuse_block_memory(tasks)
     tan = tangent_tasks(tasks)
     _show(options, 'tangent', name + '.jvp', tan)
     return tan
@@ -187,6 +203,8 @@ def loop_limit(task, options):
     """Pass loop_limit, on one task (in place): returns the grid-stride iterations per
     invocation its launch uses."""
     per_thread = options.iters_per_thread if options.cpu_driver else 1
+    if task.loop is not None and task.loop.attrs.get('block_dim'):
+        per_thread = 1  # ti.simt.block: one workgroup per block of iterations
     status = options.loop_status or _new_status
     return _loop_limit.apply(task, per_thread, options.device_name, status)
 
@@ -207,6 +225,8 @@ class TaskCode:
         self.cpu_driver = options.cpu_driver
         self.min_groups = options.min_groups if options.cpu_driver else 1
         self.buffers = task.buffers()
+        if push.spill is not None:  # kernel arguments beyond the push constants (PushLayout)
+            self.buffers.append(push.spill)
         limit = options.limits.get('max_storage_buffers_per_stage')
         if limit and len(self.buffers) > limit:
             loop = task.loop
@@ -218,12 +238,15 @@ class TaskCode:
                           (loop or next(iter(ir.walk(task.body)), None)).loc
                           if (loop or task.body.stmts) else None)
         self.read_fields, self.write_fields = task.accesses()
+        if push.spill is not None:
+            self.read_fields.append(push.spill)
         int_view = fields_needing_int_view(list(ir.walk(task.body)), options.features)
         self.total = task.loop.args[0] if task.kind == 'parallel' else None
         # the trip count is known at compile time (no loads, no arguments)
         self.known = self.total is not None and all(
             x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
-        self.local_size = 1 if task.kind == 'serial' else fitted_local_size(self.total, self.known)
+        self.local_size = 1 if task.kind == 'serial' else (
+            task.loop.attrs.get('block_dim') or fitted_local_size(self.total, self.known))
         self.asm = TaskCodegen(task, self.buffers, push, options.features, int_view,
                                self.local_size).generate()
         self.binary = None  # set by backend() once the SPIR-V tools ran

@@ -41,13 +41,13 @@ class Buffer:
     placed yet) of elements of `elem_shape` components of `dtype`, row-major, components
     innermost. `role` says what it is: 'field' (a user field), 'grad' / 'dual' (the gradient /
     tangent of `primal`), 'temp' (a compiler temporary: kernel-scope locals shared between tasks,
-    reduction partials, autodiff bookkeeping) or 'arg' (a kernel argument array, bound per
-    launch). `grad` / `dual` link to the derived Buffers, `primal` back. `meta` holds what a pass
+    reduction partials, autodiff bookkeeping), 'arg' (a kernel argument array, bound per
+    launch) or 'shared' (a ti.simt.block.SharedArray: workgroup memory, never bound). `grad` / `dual` link to the derived Buffers, `primal` back. `meta` holds what a pass
     wants to pass on (e.g. `overflow_loc`). Compared and hashed by identity; no device state."""
 
     __slots__ = ('name', 'dtype', 'shape', 'elem_shape', 'role', 'grad', 'dual', 'primal', 'meta',
                  '__weakref__')
-    ROLES = ('field', 'grad', 'dual', 'temp', 'arg')
+    ROLES = ('field', 'grad', 'dual', 'temp', 'arg', 'shared')
 
     def __init__(self, name, dtype, shape=(), elem_shape=(), role='temp', primal=None, meta=None):
         if role not in self.ROLES:

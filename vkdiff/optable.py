@@ -67,6 +67,17 @@ def op(name, arity, typing, host, spirv, **kw):
     OPS[name] = Op(name, arity, typing, host, spirv, **kw)
 
 
+def _host_lshr(a, b):
+    """`ti.bit_shr`: logical shift right (zeros shifted in, also for signed integers: the bits
+    are shifted as the unsigned integer of the same width). Python ints (compile-time constants)
+    shift arithmetically, as Taichi's Python-scope fallback does (`fold`)."""
+    a = np.asarray(a)
+    if a.dtype.kind != 'i':
+        return np.right_shift(a, b)
+    u = a.view(a.dtype.str.replace('i', 'u'))
+    return np.right_shift(u, np.asarray(b).astype(u.dtype)).view(a.dtype)
+
+
 # ---------------------------------------------------------------- derivative helpers
 def _sum(*terms):
     terms = [t for t in terms if t is not None]
@@ -219,6 +230,7 @@ op('shl', 2, 'shift', np.left_shift, (None, 'OpShiftLeftLogical', 'OpShiftLeftLo
    fold=operator.lshift, rules=ZERO)
 op('shr', 2, 'shift', np.right_shift, (None, 'OpShiftRightArithmetic', 'OpShiftRightLogical'),
    fold=operator.rshift, rules=ZERO)
+op('lshr', 2, 'shift', _host_lshr, S.lshr, fold=operator.rshift, rules=ZERO)
 op('land', 2, 'logical', np.logical_and, 'OpLogicalAnd', fold=lambda a, b: bool(a and b),
    rules=ZERO)
 op('lor', 2, 'logical', np.logical_or, 'OpLogicalOr', fold=lambda a, b: bool(a or b), rules=ZERO)

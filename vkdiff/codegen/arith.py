@@ -38,6 +38,16 @@ def atan2(cg, s, y, x):
     return f32fix.atan2(cg, y, x)
 
 
+def lshr(cg, s, a, b):
+    """Logical shift right (`ti.bit_shr`). A signed 8/16-bit value lives sign-extended in its
+    32-bit register: its own bits are masked out first, so zeros (not copies of the sign) come
+    in at the top of its width; `narrow` then re-extends the result."""
+    dt = s.dtype
+    if dt.is_narrow and dt.is_signed:
+        a = cg.op('OpBitwiseAnd', cg.t(dt), a, cg.m.const(dt.reg, (1 << dt.bits) - 1))
+    return cg.op('OpShiftRightLogical', cg.t(dt), a, b)
+
+
 def _python_sign_adjust(cg, dt, r, b):
     """r != 0 and sign(r) != sign(b): the remainder needs moving to the divisor's sign."""
     zero, bl = cg.m.const(dt, 0), cg.m.bool()

@@ -1,29 +1,60 @@
 """Codegen stage: global memory. The push-constant layout, and the storage-buffer side of a
 task's codegen (a mixin of codegen/spirv.py's TaskCodegen): element pointers, vector loads of
 vec2/vec4 elements, integer views for compare-exchange atomics, gload / gstore / atomic."""
+import math
+
+from .. import ir
 from .. import types as T
-from ..errors import CompileError
 from . import atomics, narrow
 
 
+PUSH_BYTES = 128  # the push constant space every Vulkan device has
+
+
 class PushLayout:
-    """Byte layout of the push constants: launch id, seed, then the kernel's scalar arguments."""
+    """Byte layout of the push constants: launch id, seed, then the kernel's scalar arguments.
+    Arguments that do not fit in the 128 bytes (a 1024-entry vector argument) are spilled: each
+    goes to 32-bit words of `spill` (a temporary Buffer of u32, written by the launcher before
+    each launch and bound to every task) instead. `where[k]` is argument k's place: ('push',
+    member index) or ('spill', first word)."""
 
     def __init__(self, arg_types):
         self.members = [T.u32, T.u32]
         self.offsets = [0, 4]
-        off = 8
+        self.where, self.spill_types = [], []
+        off, words = 8, 0
         for t in arg_types:
             if t is T.u1:
                 t = T.i32
             size = t.nbytes
-            off = (off + size - 1) // size * size
-            self.members.append(t)
-            self.offsets.append(off)
-            off += size
+            at = (off + size - 1) // size * size
+            if (at + size + 7) // 8 * 8 <= PUSH_BYTES and not words:
+                self.where.append(('push', len(self.members)))
+                self.members.append(t)
+                self.offsets.append(at)
+                off = at + size
+            else:  # in argument order: once one spills, the rest follow
+                self.where.append(('spill', words))
+                self.spill_types.append((len(self.where) - 1, t, words))
+                words += size // 4
         self.size = (off + 7) // 8 * 8
-        if self.size > 128:
-            raise CompileError('too many kernel arguments: push constants are limited to 128 bytes')
+        self.spill = ir.Buffer('kernel_arguments', T.u32, (words,), role='temp') \
+            if words else None
+
+    def arg_type(self, a):
+        return next(t for k, t, _ in self.spill_types if k == a)
+
+    def split(self, values):
+        """(the pushed values, the spilled ones as u32 words) of the arguments in order."""
+        if self.spill is None:
+            return values, None
+        import numpy as np
+        pushed = [v for v, (kind, _) in zip(values, self.where) if kind == 'push']
+        words = np.zeros(self.spill.shape[0], np.uint32)
+        for k, t, w in self.spill_types:
+            raw = np.array([values[k]], dtype=t.np).view(np.uint32)
+            words[w:w + len(raw)] = raw
+        return pushed, words
 
     def struct_format(self):
         """A struct module format string packing (launch id, seed, *args)."""
@@ -79,8 +110,23 @@ class GlobalMemory:
     def element_ptr(self, s):
         f = s.buf
         st = self.storage_type(f)
+        if f.role == 'shared':  # ti.simt.block.SharedArray: a Workgroup array variable
+            return self.op('OpAccessChain', self.m.pointer('Workgroup', self.t(st)),
+                           self.shared_var(f, st), self.element_index(s))
         return self.op('OpAccessChain', self.m.pointer('StorageBuffer', self.t(st)),
                        self.buffers[f], self.m.i32(0), self.element_index(s))
+
+    def shared_var(self, f, st):
+        m = self.m
+        arr = m.array(self.t(st), math.prod(f.shape) * f.ncomp)
+        return m._cached(('block_shared', f), lambda: m._global(
+            'sh', f'OpVariable {m.pointer("Workgroup", arr)} Workgroup'))
+
+    def gen_barrier(self, s):
+        """ti.simt.block.sync(): control barrier over the workgroup, acquire-release on
+        workgroup memory."""
+        m = self.m
+        self.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
 
     def element_index(self, s):
         """The flat index (i32) of the component a global access names: row-major over the
@@ -105,6 +151,7 @@ class GlobalMemory:
         load (through a second, vector-typed view of the same binding)."""
         f = s.buf
         if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
+                f.role == 'shared' or \
                 s.attrs.get('comp', 0) < 0 or f in self.vec_written:
             return None
         key = (id(s.parent), f, tuple(id(i) for i in s.indices))

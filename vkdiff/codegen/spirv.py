@@ -1,7 +1,8 @@
 """Codegen stage: one task's IR to a SPIR-V compute shader (assembly text).
 
 Layout: binding k of descriptor set 0 is the k-th field of the task; push constants hold
-(launch id, seed, kernel arguments...). A parallel task is a grid-stride loop over its trip count;
+(launch id, seed, kernel arguments...), arguments beyond 128 bytes are read from a spill buffer
+bound last (codegen/memory.py PushLayout). A parallel task is a grid-stride loop over its trip count;
 a serial task runs on invocation 0. Unknown IR ops raise, never get skipped."""
 from .. import ir
 from .. import optable
@@ -109,10 +110,29 @@ class TaskCodegen(GlobalMemory):
         self.pc_var = m._global('pcv', f'OpVariable {m.pointer("PushConstant", pc)} PushConstant')
 
     def push_value(self, k):
+        """Push constant k: 0 the launch id, 1 the seed, 2 + a kernel argument a (a spilled
+        argument is read from the words of the spill buffer, PushLayout)."""
+        if k >= 2:
+            a = k - 2
+            kind, k = self.push.where[a]
+            if kind == 'spill':
+                return self.spilled_value(self.push.arg_type(a), k)
         t = self.push.members[k]
         ptr = self.op('OpAccessChain', self.m.pointer('PushConstant', self.t(t)), self.pc_var,
                       self.m.i32(k))
         return self.op('OpLoad', self.t(t), ptr)
+
+    def spilled_value(self, t, word):
+        m = self.m
+        u32 = self.t(T.u32)
+        pw = m.pointer('StorageBuffer', u32)
+        buf = self.buffers[self.push.spill]
+        ws = [self.op('OpLoad', u32, self.op('OpAccessChain', pw, buf, m.i32(0), m.i32(word + j)))
+              for j in range(t.nbytes // 4)]
+        if len(ws) == 1:
+            return ws[0] if t is T.u32 else self.op('OpBitcast', self.t(t), ws[0])
+        pair = self.op('OpCompositeConstruct', m.vector(u32, 2), *ws)
+        return self.op('OpBitcast', self.t(t), pair)
 
     # ------------------------------------------------------------ entry
     def generate(self):
@@ -126,6 +146,11 @@ class TaskCodegen(GlobalMemory):
         self.gid = self.op('OpCompositeExtract', u32, gid3, '0')
         nwg3 = self.op('OpLoad', m.vector(u32, 3), self.nwg_var)
         nwg = self.nwg = self.op('OpCompositeExtract', u32, nwg3, '0')
+        loop = self.task.loop
+        # ti.loop_config(block_dim=B) with ti.simt.block memory: workgroups of B invocations
+        block = loop.attrs.get('block_dim') if loop is not None else None
+        if block:
+            self.local_size = block
         self.stride = self.op('OpIMul', u32, nwg, m.u32(self.local_size))
         self.rng = None
         if any(s.op == 'random' for s in ir.walk(self.task.body)):
@@ -392,7 +417,7 @@ class TaskCodegen(GlobalMemory):
 _DISPATCH = {name: getattr(TaskCodegen, 'gen_' + name) for name in
              ('const', 'arg', 'cast', 'bitcast', 'select', 'alloca', 'aload', 'astore', 'load',
               'store', 'gload', 'gstore', 'atomic', 'if', 'for', 'while', 'break', 'continue',
-              'random', 'local_index', 'group_index', 'group_count', 'wg_sum')}
+              'random', 'local_index', 'group_index', 'group_count', 'wg_sum', 'barrier')}
 _DISPATCH.update({name: TaskCodegen.gen_subgroup for name in
                   ('sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size')})
 _DISPATCH.update({name: TaskCodegen.gen_table_op for name in optable.OPS})

@@ -76,3 +76,40 @@ class ArgArray:
     def __repr__(self):
         return f'<ndarray argument {self.name}: {self.dtype} ndim={len(self.shape)}>'
 
+
+
+class SharedBuffer(ArgArray):
+    """`ti.simt.block.SharedArray(shape, dtype)`: an array in workgroup memory, indexed like a
+    field of constant shape (an ir.Buffer with role 'shared'; codegen declares it Workgroup)."""
+
+    def __init__(self, shape, dtype):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if not shape or not all(isinstance(n, int) and n > 0 for n in shape):
+            raise error(f'SharedArray shape must be positive integers, got {shape!r}')
+        elem_shape = ()
+        if T.is_tensor_type(dtype):
+            elem_shape = (dtype.n, dtype.m) if hasattr(dtype, 'm') else (dtype.n,)
+            dtype = dtype.dtype
+        dtype = T.resolve(dtype)
+        if dtype.is_narrow or dtype is T.u1:
+            raise error(f'SharedArray of {dtype} is not supported (use a 32- or 64-bit type)')
+        self.name, self.dtype, self.elem_shape = 'shared', dtype, elem_shape
+        self.buffer = ir.Buffer('shared', dtype, shape, elem_shape, role='shared')
+        self.shape = shape
+        self.clamp = False
+
+    def index(self, k, n):
+        if ops.is_number(k):
+            if int(k) != k or not 0 <= int(k) < n:
+                raise error(f'SharedArray index {k!r} out of range [0, {n})')
+            k = int(k)
+        elif not isinstance(k, Value) or not (k.dtype.is_int or k.dtype is T.u1):
+            raise error(f'SharedArray index must be an integer, got {k!r}')
+        return ops.as_value(k, T.i32).stmt
+
+    @property
+    def grad(self):
+        raise error('a SharedArray has no gradient')
+
+    def __repr__(self):
+        return f'<SharedArray {self.dtype} {self.shape}>'

@@ -302,6 +302,9 @@ class ExpressionBuilder:
         if getattr(fn, '_vkdiff_atomic', None):
             if len(node.args) != 2:
                 raise error(f'{fn.__name__} takes (target, value)')
+            if not isinstance(node.args[0], (ast.Name, ast.Subscript, ast.Attribute)):
+                raise error('cannot use a non-writable target as the first operand of '
+                            f"'{fn.__name__}'", TaichiSyntaxError)
             target = self.lvalue(node.args[0])
             return target.atomic(fn._vkdiff_atomic, self(node.args[1]))
         # the arguments of ti.static(...) / ti.static_assert(...) are in Taichi's static scope

@@ -100,7 +100,7 @@ def build_for(fb, node):
     parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and not fb.folded_if and \
         not (config and config['serialize'])
     if parallel:
-        _parallel_for(fb, node, names, dims, grouped)
+        _parallel_for(fb, node, names, dims, grouped, config)
     else:
         _serial_for(fb, node, names, dims, grouped)
 
@@ -199,13 +199,20 @@ def _unflatten(lin, dims, counts):
     return idx
 
 
-def _parallel_for(fb, node, names, dims, grouped):
+def _parallel_for(fb, node, names, dims, grouped, config=None):
     counts, total = _flat_count(dims)
     body = ir.Block()
     loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
     with current().open(body), _loop_body(fb, 'parallel'):
         _bind_indices(fb, names, _unflatten(Value(loop), dims, counts), grouped)
         fb.build_body(node.body)
+    if any(s.op == 'barrier' or (s.buf is not None and s.buf.role == 'shared')
+           for s in ir.walk(body)):
+        # ti.simt.block: the block of B consecutive iterations is one workgroup of B invocations
+        bd = (config or {}).get('block_dim') or 128
+        if not isinstance(bd, int) or not 1 <= bd <= 1024:
+            raise error(f'ti.loop_config(block_dim=...) must be an integer in [1, 1024], got {bd!r}')
+        loop.attrs['block_dim'] = bd
 
 
 @contextlib.contextmanager

@@ -201,6 +201,54 @@ class DynamicEntry:
         self._each(lambda e: e.augment(fn, value) if hasattr(e, 'augment') else e.atomic(fn, value))
 
 
+# a local vector/matrix of more entries than this is one function-local array ('alloca' with a
+# size, 'aload'/'astore' at an index): a run-time index is one access instead of an `if` or a
+# select per entry, and shared between tasks it becomes one temporary, not one per entry
+ARRAY_MIN_ENTRIES = 64
+
+
+class ArrayElem:
+    """Entry `index` (an int or a run-time i32 Value) of a local array."""
+
+    def __init__(self, arr, index, dtype):
+        self.arr, self.index, self.dtype = arr, index, dtype
+
+    def _i(self):
+        return ops.as_value(self.index, T.i32).stmt
+
+    def load(self):
+        return Value(emit('aload', self.dtype, [self.arr, self._i()]))
+
+    def store(self, value, attrs=None):
+        emit('astore', None, [self.arr, self._i(), ops.as_value(value, self.dtype).stmt],
+             attrs=attrs)
+
+    def atomic(self, fn, value):
+        """Marked like a local's `v op= value` (atomic once the array is shared by a parallel
+        loop, passes/tasks.py)."""
+        old = self.load()
+        self.store(ops.binary(fn, old, value), {'aug': fn})
+        return old
+
+    def augment(self, fn, value):
+        self.atomic(fn, value)
+
+
+class ArrayLValue(MatrixLValue):
+    """A local vector/matrix held in one function-local array."""
+
+    def __init__(self, dtype, n, m, ndim):
+        dtype = T.i32 if dtype is T.u1 else dtype
+        self.arr = emit('alloca', dtype, attrs={'size': n * m, 'user_array': True})
+        super().__init__([ArrayElem(self.arr, k, dtype) for k in range(n * m)], n, m, ndim)
+
+    def _entry_at(self, key):
+        if _is_runtime(key):
+            return ArrayElem(self.arr, dynamic_flat_index(key, self.n, self.m, self.ndim),
+                             self.entries[0].dtype)
+        return super()._entry_at(key)
+
+
 def field_lvalue(field, indices):
     """The lvalue of `field[indices]`: a FieldElem, or a MatrixLValue for vector/matrix fields."""
     if not field.elem_shape:
@@ -233,6 +281,11 @@ def new_local(value):
     if isinstance(value, Struct):
         return new_struct_local(value)
     if isinstance(value, Matrix):
+        dts = {ops.dtype_of(e) for e in value.entries}
+        if len(value.entries) > ARRAY_MIN_ENTRIES and len(dts) == 1:
+            lv = ArrayLValue(dts.pop(), value.n, value.m, value.ndim)
+            lv.store(value)
+            return lv
         entries = []
         for e in value.entries:
             v = LocalVar(ops.dtype_of(e))

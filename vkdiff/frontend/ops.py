@@ -130,19 +130,27 @@ def _pow(a, b):
     t = _operand_types(a, b)
     if not t.is_float:
         return _int_pow(as_value(a, t), as_value(b, t))
+    if isinstance(b, Value) and not b.dtype.is_float:
+        # float ** run-time integer (Taichi's demote_operations): square-and-multiply, the
+        # reciprocal for a negative exponent -- exact, and defined for a negative base
+        mag = _int_pow(as_value(a, t), b)
+        return select(binary('lt', b, 0), binary('div', 1.0, mag), mag)
     return current().binary('pow', as_value(a, t), as_value(b, t))
 
 
 def _int_pow(a, b):
-    """Integer ** run-time integer, as Taichi computes it: square-and-multiply over the bits of
-    |b| (wrapping like repeated multiplication), unrolled branch-free over the type's width."""
+    """a ** run-time integer b, as Taichi computes it: square-and-multiply over the bits of
+    |b| (wrapping like repeated multiplication for an integer a), unrolled branch-free over b's
+    width."""
     e = unary('abs', b)
+    bits = b.dtype.bits
     result, p = as_value(1, a.dtype), a
-    for k in range(a.dtype.bits - 1):
+    for k in range(bits - 1):
         bit = binary('ne', binary('band', binary('shr', e, k), 1), 0)
         result = select(bit, binary('mul', result, p), result)
-        if k < a.dtype.bits - 2:
-            p = binary('mul', p, p)
+        if k < bits - 2:  # squared only while higher bits remain: a float p never overflows
+            # beyond the result (an inf there would make the gradient 0 * inf = NaN)
+            p = select(binary('ne', binary('shr', e, k + 1), 0), binary('mul', p, p), p)
     return result
 
 

@@ -50,10 +50,12 @@ def grouped(x):
 def loop_config(*, serialize=False, block_dim=None, parallelize=None, block_dim_adaptive=True,
                 bit_vectorize=False):
     """`ti.loop_config(serialize=True)`: the next for loop of the kernel runs serially (in order,
-    on one invocation) instead of in parallel. The other options are accepted and ignored."""
+    on one invocation) instead of in parallel. `block_dim=B` sets the workgroup size of a loop
+    that uses ti.simt.block shared arrays / sync (B consecutive iterations share them). The other
+    options are accepted and ignored."""
     em = current()
     if em is not None:
-        em.loop_config = {'serialize': bool(serialize)}
+        em.loop_config = {'serialize': bool(serialize), 'block_dim': block_dim}
 
 
 def random(dtype=float):

@@ -13,6 +13,7 @@ from .matrix import Matrix, Vector
 from .field import Field
 
 atomic_mul = _api.atomic_mul
+from .ops import bit_shr  # noqa: E402  (lang/ops.py: ti.lang.ops.bit_shr)
 
 
 def zero(x):
@@ -108,6 +109,32 @@ def _unit(v):
     return [x / n for x in v]
 
 
+_FREXP = {32: (T.i32, 23, 0xff, 126, 1 << 25, 25), 64: (T.i64, 52, 0x7ff, 1022, 1 << 54, 54)}
+
+
+def frexp(x):
+    """`m, e = ti.frexp(x)`: x = m * 2**e with 0.5 <= |m| < 1 (numpy's frexp: (x, 0) for 0,
+    inf and NaN), from the float's bits (subnormals scaled into the normal range first)."""
+    if current() is None or not hasattr(x, 'dtype') or isinstance(x, Matrix):
+        if isinstance(x, Matrix):
+            raise error('ti.frexp takes a scalar', TypeError)
+        import numpy as np
+        m, e = np.frexp(x)
+        return (float(m), int(e)) if np.ndim(m) == 0 else (m, e)
+    dt = x.dtype if x.dtype.is_float and x.dtype.bits >= 32 else T.f32
+    x = ops.cast(x, dt)
+    it, mbits, emax, bias, scale, k = _FREXP[dt.bits]
+    ef = lambda b: ops.binary('band', ops.binary('shr', b, mbits), emax)  # noqa: E731
+    sub = ops.binary('land', ops.binary('eq', ef(_api.bit_cast(x, it)), 0), ops.binary('ne', x, 0))
+    b = _api.bit_cast(_sel(sub, x * float(scale), x), it)
+    e = ef(b) - bias - _sel(sub, k, 0)
+    keep = ~(emax << mbits) & ((1 << dt.bits) - 1)  # sign and mantissa bits
+    keep = keep - (1 << dt.bits) if keep >> (dt.bits - 1) else keep
+    m = _api.bit_cast(ops.binary('bor', ops.binary('band', b, keep), bias << mbits), dt)
+    special = ops.binary('lor', ops.binary('eq', x, 0), ops.binary('eq', ef(b), emax))
+    return _sel(special, x, m), ops.cast(_sel(special, 0, e), T.i32)
+
+
 def stop_grad(x):
     """`ti.stop_grad(x)` in a kernel: in the rest of the enclosing block (the loop body it is
     called in), reads of field x carry no gradient (nor tangent) back into x."""
@@ -192,4 +219,4 @@ def is_logging_effective(level):
 
 __all__ = ['block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
            'ERROR', 'CRITICAL', 'set_logging_level', 'is_logging_effective',
-           'atomic_mul', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']
+           'atomic_mul', 'bit_shr', 'frexp', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']

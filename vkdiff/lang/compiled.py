@@ -179,6 +179,9 @@ class TaskList:
             raise type(e)(f'kernel {self.name}: {e}') from None
         rt.launches += 1
         try:
+            values, spilled = self.push.split(values)
+            if spilled is not None:  # arguments beyond the push constants: their buffer
+                binding.storage_for(self.push.spill).for_host_overwrite()[:] = spilled
             return self.packer.pack(rt.launches & 0xFFFFFFFF,
                                     state.config['random_seed'] & 0xFFFFFFFF, *values)
         except (TypeError, ValueError, OverflowError, struct.error) as e:

@@ -79,7 +79,7 @@ class KernelIR:
             FieldElem(self.ret_field, [], comp=k).store(ops.cast(e, dt))
 
 
-def _at_def(fn, message):
+def _at_def(fn, message, exc_type=CompileError):
     """A CompileError located at the `def` line of a kernel or func."""
     try:
         lines, first = inspect.getsourcelines(fn)
@@ -87,7 +87,7 @@ def _at_def(fn, message):
         loc = SourceLocation(inspect.getsourcefile(fn), first + k, lines[k], fn.__name__)
     except (OSError, TypeError, StopIteration):
         loc = None
-    return located(CompileError, message, loc)
+    return located(exc_type, message, loc)
 
 
 def _template_key(a):
@@ -108,6 +108,8 @@ class LaunchArgs(list):
 
 def _annotation_kind(ann, value):
     """'template', an NdarrayType, or the DataType of a scalar argument."""
+    if getattr(ann, '_vkdiff_argpack', False) or getattr(ann, '_vkdiff_struct_arg', False):
+        return ann  # an argpack / a struct: its leaves are run-time arguments (lang/argpack.py)
     if isinstance(ann, Template) or ann is Template:
         return 'template'
     if isinstance(ann, NdarrayType):
@@ -284,6 +286,13 @@ class Kernel:
             elif T.is_tensor_type(kind):
                 key.append(('v', repr(kind)))
                 runtime_args.extend(_tensor_entries(kind, a, p.name))
+            elif getattr(kind, '_vkdiff_argpack', False):  # lang/argpack.py
+                key.append(('p', id(kind)))
+                kind.flatten(a, p.name, key, runtime_args)
+            elif getattr(kind, '_vkdiff_struct_arg', False):
+                from .argpack import _struct_leaves
+                key.append(('p', id(kind)))
+                _struct_leaves(kind, a, runtime_args)
             else:
                 key.append(('s', kind.name))
                 runtime_args.append(a)
@@ -308,6 +317,9 @@ class Kernel:
         ret = self.sig.return_annotation
         if ret is not inspect.Signature.empty and ret is not None:
             from .struct import StructType
+            if getattr(ret, '_vkdiff_argpack', False):
+                raise _at_def(self.fn, 'The return type is not supported now! (an argpack is '
+                              'only a kernel parameter)', TaichiSyntaxError)
             kir.ret_type = ret if T.is_tensor_type(ret) or isinstance(ret, StructType) else \
                 T.resolve(ret)
         em = Emitter()
@@ -323,6 +335,11 @@ class Kernel:
                     fb.scopes[0][p.name] = _array_arg(kir, kind, a, p.name)
                 elif T.is_tensor_type(kind):
                     fb.scopes[0][p.name] = _tensor_arg(kir, em, kind, p.name)
+                elif getattr(kind, '_vkdiff_argpack', False):
+                    fb.scopes[0][p.name] = kind.declare(kir, em, a, p.name)
+                elif getattr(kind, '_vkdiff_struct_arg', False):
+                    from .argpack import _struct_arg
+                    fb.scopes[0][p.name] = _struct_arg(kir, em, kind, p.name)
                 else:
                     idx = len(kir.arg_types)
                     kir.arg_types.append(kind)
@@ -448,7 +465,8 @@ class _BoundFunc:
         return self._func(self._obj, *args, **kwargs)
 
     def inline(self, kernel_ir, args, kwargs):
-        return self._func.inline(kernel_ir, [self._obj, *args], kwargs)
+        from ..frontend.compiletime import _struct_copy  # a struct's self: by value, assignable
+        return self._func.inline(kernel_ir, [_struct_copy(self._obj), *args], kwargs)
 
 
 def data_oriented(cls):

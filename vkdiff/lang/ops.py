@@ -35,6 +35,7 @@ bit_and, bit_or, bit_xor, bit_shl, bit_sar = (_bin(o, n) for o, n in (
 cmp_lt, cmp_le, cmp_gt, cmp_ge, cmp_eq, cmp_ne = (_bin(o, 'cmp_' + o) for o in (
     'lt', 'le', 'gt', 'ge', 'eq', 'ne'))
 logical_and, logical_or = _bin('land', 'logical_and'), _bin('lor', 'logical_or')
+bit_shr = _bin('lshr', 'bit_shr')  # logical: zeros shifted in, also for signed integers
 max, min, atan2 = _bin('max'), _bin('min'), _bin('atan2')
 neg, bit_not, logical_not = _un('neg'), _un('bnot', 'bit_not'), _un('not', 'logical_not')
 abs, sqrt, sin, cos, exp, log, floor, ceil = (_un(o) for o in ('abs', 'sqrt', 'sin', 'cos', 'exp',
@@ -43,3 +44,4 @@ atomic_add, atomic_sub, atomic_mul = _api.atomic_add, _api.atomic_sub, _api.atom
 atomic_min, atomic_max = _api.atomic_min, _api.atomic_max
 atomic_and, atomic_or, atomic_xor = _api.atomic_and, _api.atomic_or, _api.atomic_xor
 select, cast = _api.select, _api.cast
+

@@ -8,7 +8,8 @@ unrolls into the members' scalar IR."""
 import numpy as np
 
 from .. import types as T
-from ..errors import TaichiRuntimeError, TaichiTypeError, VkdiffError, VkdiffTypeError, VkdiffValueError
+from ..errors import (DataTypeError, TaichiRuntimeError, TaichiSyntaxError, TaichiTypeError,
+                      VkdiffError, VkdiffTypeError, VkdiffValueError)
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import convert
@@ -50,8 +51,10 @@ def _zero(mtype):
 class StructType(Template):
     """`ti.types.struct(pos=ti.math.vec2, mass=ti.f32)`: constructs struct values
     (`t(pos=..., mass=...)`, missing members are zero), makes struct fields (`t.field(shape=n)`)
-    and annotates `@ti.func` arguments (passed by value). As a kernel argument annotation it acts
-    like `ti.template()`."""
+    and annotates `@ti.func` arguments (passed by value). As a kernel argument annotation its
+    value is passed by value too: every scalar / vector entry a run-time argument, one compiled
+    kernel for all values (lang/argpack.py)."""
+    _vkdiff_struct_arg = True
 
     def __init__(self, members, methods=None, name=None):
         if not members:
@@ -137,6 +140,9 @@ def _member_type(t):
         return StructType({k: _member_type(v) for k, v in t.items()})
     if _is_struct_type(t) or T.is_tensor_type(t):
         return t
+    if getattr(t, '_vkdiff_argpack', False):  # Taichi: cook_dtype's ValueError
+        raise DataTypeError(f'Invalid data type {t}: an argpack is only a kernel parameter '
+                            'or a member of another argpack')
     T.resolve(t)  # raises for something that is no type
     return t
 
@@ -148,9 +154,11 @@ def struct(**members):
 
 def dataclass(cls):
     """`@ti.dataclass`: a StructType from the class's annotations; `@ti.func` methods defined in
-    the class can be called on its values (`p.kinetic()`), read-only: assigning to `self.x` in a
-    method does not write back."""
+    the class can be called on its values (`p.kinetic()`); `self` is passed by value, as in Taichi:
+    assigning to `self.x` in a method changes the method's copy only."""
     anns = getattr(cls, '__annotations__', {})
+    if any(hasattr(cls, k) for k in anns):
+        raise TaichiSyntaxError('Default value in @dataclass is not supported.')
     methods = {k: v for k, v in vars(cls).items() if getattr(v, '_vkdiff_func', None)}
     t = StructType({k: _member_type(v) for k, v in anns.items()}, methods, name=cls.__name__)
     t.__doc__ = cls.__doc__

@@ -70,7 +70,8 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
     one_group: a loop whose trip count is known at compile time and at most this always runs as
     one workgroup (compiler.fitted_local_size): it applies its sums itself, with no partials and
     no finishing task."""
-    if task.kind != 'parallel' or task.loop.attrs.get('groups'):
+    if task.kind != 'parallel' or task.loop.attrs.get('groups') or \
+            task.loop.attrs.get('block_dim'):  # ti.simt.block: iterations stay in their blocks
         return [task]
     cands = _candidates(task)
     if not cands:

@@ -27,7 +27,7 @@ class Task:
         reads, writes = [], []
         for s in ir.walk(self.body):
             f = s.attrs.get('buf')
-            if f is None:
+            if f is None or f.role == 'shared':  # workgroup memory: nothing to bind
                 continue
             if s.op == 'gload' or s.op == 'atomic':
                 if f not in reads:
@@ -49,7 +49,8 @@ class Task:
 
 _SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',
                  'check', 'print',
-                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size'}  # subgroup ops stay put
+                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size',  # subgroup ops
+                 'barrier'}  # and workgroup barriers stay put
 
 
 def _owner_task(stmt, top_index):
@@ -62,7 +63,7 @@ def _owner_task(stmt, top_index):
 
 def promote_shared_locals(body, kernel_name):
     """Locals declared at kernel top level and used by statements of different tasks become
-    0-D temporaries (Buffers with role 'temp')."""
+    0-D temporaries (Buffers with role 'temp'); local arrays 1-D ones."""
     groups = _group(body)
     group_of = {}
     for g, stmts in enumerate(groups):
@@ -71,28 +72,31 @@ def promote_shared_locals(body, kernel_name):
     top_index = {s: group_of[s] for s in body.stmts}
     users = {}
     for s in ir.walk(body):
-        if s.op in ('load', 'store'):
+        if s.op in ('load', 'store', 'aload', 'astore'):
             users.setdefault(s.args[0], set()).add(_owner_task(s, top_index))
     promoted = 0
     for a in [s for s in body.stmts if s.op == 'alloca']:
         if len(users.get(a, ())) <= 1 and not a.attrs.get('spill'):
             continue
-        f = ir.Buffer(f'{kernel_name}.local{promoted}', a.dtype, (), role='temp')
+        size = a.attrs.get('size')  # a local array (frontend ArrayLValue): a 1-D temporary
+        f = ir.Buffer(f'{kernel_name}.local{promoted}', a.dtype, () if size is None else (size,),
+                      role='temp', meta={'user_array': True} if size is not None else None)
         promoted += 1
         stmts = list(ir.walk(body))
         for s in stmts:
-            if s.op == 'store' and s.args[0] is a:
+            if s.op in ('store', 'astore') and s.args[0] is a:
                 _shared_store(s, a, f, stmts)
         for s in stmts:
-            if s.op == 'load' and s.args[0] is a:
-                s.op, s.args, s.attrs = 'gload', [], {'buf': f, 'comp': 0}
+            if s.op in ('load', 'aload') and s.args[0] is a:
+                s.op, s.args, s.attrs = 'gload', s.args[1:], {'buf': f, 'comp': 0}
         body.stmts.remove(a)
 
 
 def _shared_store(s, var, f, stmts=()):
     """A store into a promoted local. `v += x` inside a parallel loop becomes an atomic add
     (`ti.atomic_add(v, x)` too: what used the old value it loaded now uses the atomic's)."""
-    val = s.args[1]
+    index = s.args[1:-1]  # an array's entry (astore: array, index, value)
+    val = s.args[-1]
     fn = s.attrs.get('aug')
     op = val.args[0] if val.op == 'cast' else val  # `s += x` with x wider than s
     if fn and ir.enclosing(s, ('parfor',)) is not None and op.op == fn and \
@@ -100,7 +104,7 @@ def _shared_store(s, var, f, stmts=()):
         amount = op.args[1]
         if amount.dtype is not var.dtype:
             amount = s.parent.insert(s.parent.stmts.index(s), ir.Stmt('cast', var.dtype, [amount]))
-        s.op, s.dtype, s.args, s.attrs = 'atomic', var.dtype, [amount], {
+        s.op, s.dtype, s.args, s.attrs = 'atomic', var.dtype, index + [amount], {
             'buf': f, 'comp': 0, 'fn': fn}
         feed = op.args[0]
         old = feed.args[0] if feed.op == 'cast' else feed
@@ -108,14 +112,15 @@ def _shared_store(s, var, f, stmts=()):
             if t is not op and t is not feed and old in t.args:
                 t.args = [s if x is old else x for x in t.args]
     else:
-        s.op, s.args, s.attrs = 'gstore', [val], {'buf': f, 'comp': 0}
+        s.op, s.args, s.attrs = 'gstore', index + [val], {'buf': f, 'comp': 0}
 
 
 def _loads(x, var):
-    """x is a load of the local var (possibly widened by a cast)."""
+    """x is a load of the local var (possibly widened by a cast; of an array: of any entry,
+    the atomic then goes to the stored entry)."""
     if x.op == 'cast':
         x = x.args[0]
-    return x.op == 'load' and x.args[0] is var
+    return x.op in ('load', 'aload') and x.args[0] is var
 
 
 def _group(body):
