@@ -89,7 +89,7 @@ class MatrixType(_CompoundType):
 
 vec2, vec3, vec4 = (VectorType(n, float) for n in (2, 3, 4))
 ivec2, ivec3, ivec4 = (VectorType(n, int) for n in (2, 3, 4))
-uvec2, uvec3, uvec4 = (VectorType(n, _T.u32) for n in (2, 3, 4))
+uvec2, uvec3, uvec4 = (VectorType(n, _T.default_up) for n in (2, 3, 4))  # u32/u64 by default_ip
 mat2, mat3, mat4 = (MatrixType(n, n, float) for n in (2, 3, 4))
 
 globals().update(_api.table_functions('ti.math'))  # sin, cos, sqrt, floor, ...: the op table's

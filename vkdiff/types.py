@@ -97,6 +97,17 @@ class Defaults:
     ip = i32
 
 
+class _DefaultUnsigned:
+    """Taichi's cfg().default_up: the unsigned type of default_ip, decided where it is used
+    (ti.math.uvec2/3/4 are built on it)."""
+
+    def __repr__(self):
+        return 'default_up'
+
+
+default_up = _DefaultUnsigned()
+
+
 def resolve(dtype):
     """Map what a user may write (`float`, `int`, `ti.f32`, numpy dtypes, strings) to a DataType."""
     if isinstance(dtype, DataType):
@@ -107,6 +118,8 @@ def resolve(dtype):
         return Defaults.ip
     if dtype is bool:
         return i32
+    if dtype is default_up:
+        return u64 if Defaults.ip.bits > 32 else u32
     if isinstance(dtype, str):  # Taichi's names only: numpy's 'i8' would be int64, not int8
         if dtype in ALL and dtype != 'u1':
             return ALL[dtype]
