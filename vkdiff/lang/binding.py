@@ -46,6 +46,26 @@ def temp_storage(buf):
     return st
 
 
+def status_buffer(rt, attr, make, report):
+    """A runtime-wide device status Buffer (`rt.<attr>`, made by `make()` on first use) that
+    kernels store an error code into. It is read back at every sync that follows a launch
+    writing it; nonzero words are cleared (so the next launch starts clean) and then passed to
+    `report(words)`, which raises the error they describe."""
+    buf = getattr(rt, attr, None)
+    if buf is None:
+        buf = make()
+        setattr(rt, attr, buf)
+        st = temp_storage(buf)
+
+        def check():
+            if st.host.any():
+                words = st.host.copy()
+                st.for_host_overwrite()[...] = 0
+                report(words)
+        rt.status_checks.append((st, check))
+    return buf
+
+
 def host_load(buf, flat_index):
     """For passes.host_eval: scalar `flat_index` of `buf` when the host copy is current (a field
     set from Python, e.g. `n[None] = 100` for a loop's trip count), else None."""

@@ -5,17 +5,12 @@ KernelZeroDivisionError) and the status is cleared, so the next launch starts cl
 mode a kernel that has checks syncs at the end of its launch (as Taichi's debug mode does), so
 the error comes from the kernel call that caused it."""
 from ..passes import debug_checks
+from .binding import status_buffer as _status_buffer
 
 
 def status_buffer(rt):
     """The runtime's debug-status Buffer (made on first use)."""
-    buf = getattr(rt, 'debug_status', None)
-    if buf is None:
-        from .binding import temp_storage
-        buf = rt.debug_status = debug_checks.new_status()
-        st = temp_storage(buf)
-        rt.status_checks.append((st, lambda: _check(st)))
-    return buf
+    return _status_buffer(rt, 'debug_status', debug_checks.new_status, _report)
 
 
 def reports(rt, buffers):
@@ -24,9 +19,7 @@ def reports(rt, buffers):
     return buf is not None and buf in buffers
 
 
-def _check(st):
-    err = debug_checks.error(st.host)
-    if err is not None or st.host.any():
-        st.for_host_overwrite()[...] = 0
+def _report(words):
+    err = debug_checks.error(words)
     if err is not None:
         raise err
