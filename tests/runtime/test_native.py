@@ -222,21 +222,37 @@ def test_dispatch(dev):
     b.submit()  # nothing recorded: no-op
 
 
-def test_dependent_chain_of_2000_dispatches_in_one_batch(dev):
-    steps, width = 2000, 64
-    chain = """#version 450
-    layout(local_size_x = 64) in;
-    layout(set = 0, binding = 0) buffer A { uint a[]; };
-    layout(push_constant) uniform P { uint k; } pc;
-    void main() {
-        uint i = gl_LocalInvocationID.x;
-        a[pc.k * 64u + i] = a[(pc.k - 1u) * 64u + i] * 3u + pc.k;
-    }
-    """
+_CHAIN = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) buffer A { uint a[]; };
+layout(push_constant) uniform P { uint k; } pc;
+void main() {
+    uint i = gl_LocalInvocationID.x;
+    a[pc.k * 64u + i] = a[(pc.k - 1u) * 64u + i] * 3u + pc.k;
+}
+"""
+
+
+def _chain(dev, steps, width):
+    """A buffer of steps + 1 rows (row 0 = 0..width-1) and the shader making row k from row k-1
+    (dispatch k with push constant k): a chain where each dispatch depends on the one before."""
     buf = dev.buffer(4 * width * (steps + 1))
     rows = u32(buf).reshape(steps + 1, width)
     rows[0] = np.arange(width, dtype=np.uint32)
-    algo = dev.algorithm([buf], glsl(chain), 4)
+    return buf, rows, dev.algorithm([buf], glsl(_CHAIN), 4)
+
+
+def _chain_expected(steps, width):
+    expected = np.empty((steps + 1, width), np.uint32)
+    expected[0] = np.arange(width, dtype=np.uint32)
+    for k in range(1, steps + 1):
+        expected[k] = expected[k - 1] * np.uint32(3) + np.uint32(k)
+    return expected
+
+
+def test_dependent_chain_of_2000_dispatches_in_one_batch(dev):
+    steps, width = 2000, 64
+    buf, rows, algo = _chain(dev, steps, width)
     b = dev.batch()
     b.upload(buf)
     for k in range(1, steps + 1):
@@ -245,11 +261,7 @@ def test_dependent_chain_of_2000_dispatches_in_one_batch(dev):
     b.barrier()
     b.download(buf)
     b.submit()
-    expected = np.empty_like(rows)
-    expected[0] = np.arange(width, dtype=np.uint32)
-    for k in range(1, steps + 1):
-        expected[k] = expected[k - 1] * np.uint32(3) + np.uint32(k)
-    assert (rows == expected).all()
+    assert (rows == _chain_expected(steps, width)).all()
 
 
 def test_submit_without_waiting(dev):
@@ -259,19 +271,7 @@ def test_submit_without_waiting(dev):
     if not hasattr(_vkrt.Batch, "wait"):
         pytest.skip("this checkout's native module predates Batch.wait: rebuild it (bash tools/setup.sh)")
     steps, width = 40, 64
-    chain = """#version 450
-    layout(local_size_x = 64) in;
-    layout(set = 0, binding = 0) buffer A { uint a[]; };
-    layout(push_constant) uniform P { uint k; } pc;
-    void main() {
-        uint i = gl_LocalInvocationID.x;
-        a[pc.k * 64u + i] = a[(pc.k - 1u) * 64u + i] * 3u + pc.k;
-    }
-    """
-    buf = dev.buffer(4 * width * (steps + 1))
-    rows = u32(buf).reshape(steps + 1, width)
-    rows[0] = np.arange(width, dtype=np.uint32)
-    algo = dev.algorithm([buf], glsl(chain), 4)
+    buf, rows, algo = _chain(dev, steps, width)
     b = dev.batch()
     b.upload(buf)
     seen = []
@@ -286,11 +286,7 @@ def test_submit_without_waiting(dev):
     b.submit(wait=False)
     b.wait()
     assert b.inflight == 0
-    expected = np.empty_like(rows)
-    expected[0] = np.arange(width, dtype=np.uint32)
-    for k in range(1, steps + 1):
-        expected[k] = expected[k - 1] * np.uint32(3) + np.uint32(k)
-    assert (rows == expected).all()
+    assert (rows == _chain_expected(steps, width)).all()
     b.barrier()
     b.dispatch(algo, 1, struct.pack("<I", 1))
     b.submit(wait=False)
