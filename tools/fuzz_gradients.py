@@ -3,15 +3,19 @@ tests/autodiff/gradfuzz, each checked in f64 (Tape vs central differences, and t
 FwdMode vs Tape). Prints the count checked and the disagreements; saves each failing program's
 source (a module that runs on its own) with the details to --out.
 
-  .venv/bin/python tools/fuzz_gradients.py -n 10000                 # the campaign
+  .venv/bin/python tools/fuzz_gradients.py --kernels 10000 --jobs 2  # the campaign, one worker per core
   .venv/bin/python tools/fuzz_gradients.py -n 200 --only toplocal   # one known-bug feature
   .venv/bin/python tools/fuzz_gradients.py --shrink -n 500          # stop at the first failure, shrink it
   .venv/bin/python tools/fuzz_gradients.py --replay fuzz-failures/case-3.py
 """
 import argparse
+import json
 import os
+import random
 import signal
+import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -39,9 +43,16 @@ def main():
     ap.add_argument('--f32', action='store_true', help='also compare the f32 forward value with f64')
     ap.add_argument('--timeout', type=int, default=300, help='seconds per program (compile included); '
                     'a slower one is saved and counted as slow')
+    ap.add_argument('--jobs', type=int, default=1, help='worker processes, each with its own seed '
+                    '(seed, seed+1, ...); one combined count is printed')
+    ap.add_argument('--kernels', type=int, default=None, help='stop when this many kernels have been checked '
+                    '(all workers together)')
+    ap.add_argument('--progress', action='store_true', help=argparse.SUPPRESS)  # a worker's per-program counts
     a = ap.parse_args()
     if a.replay:
         return replay(a.replay)
+    if a.jobs > 1 or a.kernels is not None and not a.progress:
+        return campaign(a)
     features = set(ALL) if a.only is None else set(filter(None, a.only.split(',')))
     features -= set(filter(None, a.without.split(',')))
     os.makedirs(a.out, exist_ok=True)
@@ -103,7 +114,9 @@ def main():
                 raise
         finally:
             check.unload(mod)
-        if stats['programs'] % 25 == 0:
+        if a.progress:
+            print('@@' + json.dumps(stats), flush=True)
+        elif stats['programs'] % 25 == 0:
             report(stats, t0)
 
     if a.seed is not None:
@@ -114,6 +127,75 @@ def main():
         print(f'\nshrunk failing program (last one saved in {a.out}):\n{e}')
     report(stats, t0)
     return 1 if stats['disagreements'] or stats['errors'] else 0
+
+
+def campaign(a):
+    """Run a.jobs workers (this tool with --progress and seeds seed, seed+1, ...), print their
+    combined counts every 25 programs, pass on everything else they print, and stop them all when
+    a.kernels kernels have been checked or every worker has run a.n programs."""
+    seed = a.seed if a.seed is not None else random.randrange(2**31)
+    print(f'campaign: {a.jobs} workers, seeds {seed}..{seed + a.jobs - 1}, '
+          f'stop at {a.kernels or "-"} kernels or {a.n} programs per worker', flush=True)
+    passthrough = []
+    skip = {'--jobs', '--kernels', '--seed', '-n'}
+    argv = sys.argv[1:]
+    i = 0
+    while i < len(argv):
+        if argv[i] in skip:
+            i += 2
+            continue
+        if any(argv[i].startswith(k + '=') for k in skip):
+            i += 1
+            continue
+        passthrough.append(argv[i])
+        i += 1
+    n = a.n if a.kernels is None else max(a.n, a.kernels)
+    workers = [subprocess.Popen([sys.executable, os.path.abspath(__file__), '--progress', '--seed', str(seed + j),
+                                 '-n', str(n)] + passthrough, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1) for j in range(a.jobs)]
+    per = [dict(programs=0, kernels=0, disagreements=0, errors=0, fd=0, skipped=0, f32=0, slow=0)
+           for _ in workers]
+    lock = threading.Lock()
+    t0 = time.time()
+    done = threading.Event()
+
+    def total():
+        return {k: sum(p[k] for p in per) for k in per[0]}
+
+    def follow(j, proc):
+        for line in proc.stdout:
+            if line.startswith('@@'):
+                with lock:
+                    per[j] = json.loads(line[2:])
+                    t = total()
+                    if t['programs'] % 25 == 0:
+                        report(t, t0)
+                    if a.kernels is not None and t['kernels'] >= a.kernels:
+                        done.set()
+            elif not line.startswith('['):
+                with lock:
+                    print(f'[worker {j}, seed {seed + j}] {line}', end='', flush=True)
+
+    threads = [threading.Thread(target=follow, args=(j, p), daemon=True) for j, p in enumerate(workers)]
+    for t in threads:
+        t.start()
+    try:
+        while not done.is_set() and any(p.poll() is None for p in workers):
+            done.wait(1.0)
+    finally:
+        for p in workers:
+            if p.poll() is None:
+                p.terminate()
+        for p in workers:
+            p.wait()
+        for t in threads:
+            t.join(timeout=5)
+    t = total()
+    print('final:', flush=True)
+    report(t, t0)
+    print('per worker: ' + ', '.join(f'seed {seed + j}: {p["programs"]} programs / {p["kernels"]} kernels'
+                                     for j, p in enumerate(per)), flush=True)
+    return 1 if t['disagreements'] or t['errors'] else 0
 
 
 class Slow(BaseException):
