@@ -27,6 +27,7 @@ globals().update(_table_functions('ti'))  # ti.sin, ti.sqrt, ti.abs, ...: the op
 from .lang.linalg import polar_decompose, svd, sym_eig
 from .lang.sparse import (activate, deactivate, is_active, append, length, rescale_index,
                           no_activate, deactivate_all_snodes)
+from .lang.snode_addr import get_addr  # ti.get_addr: addresses in Taichi's SNode layout
 
 vulkan = 'vulkan'
 # accepted for Taichi compatibility (ti.init(arch=ti.cuda)): vkdiff has one backend

@@ -14,7 +14,7 @@ from .sparse import guards_of, host_activate, host_active, host_is_active, spars
 from ..frontend.context import current
 
 
-class Field:
+class Field(ir.ElementShape):
     """A dense field of scalars, vectors (`elem_shape=(n,)`) or matrices (`(n, m)`)."""
 
     def __init__(self, dtype, shape, elem_shape=(), name=None, role='field'):
@@ -83,18 +83,6 @@ class Field:
             raise VkdiffError(f'field {self.name} has no shape yet: place it with '
                               'ti.root.dense(ti.i, n).place(x) or ti.root.place(x)')
         return shape
-
-    @property
-    def n(self):
-        return self.elem_shape[0] if self.elem_shape else 1
-
-    @property
-    def m(self):
-        return self.elem_shape[1] if len(self.elem_shape) > 1 else 1
-
-    @property
-    def ncomp(self):
-        return int(np.prod(self.elem_shape, dtype=np.int64)) if self.elem_shape else 1
 
     def _check_size(self):
         """A field larger than one device buffer may be is an error at creation."""
