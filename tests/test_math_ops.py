@@ -349,3 +349,17 @@ def test_float_base_runtime_int_exponent(fdt, idt):
     np.testing.assert_allclose(z.to_numpy(), want, rtol=1e-5 if fdt == ti.f32 else 1e-12)
     grad = (ns[None, :] * xs[:, None] ** (ns[None, :] - 1.0)).sum(1)
     np.testing.assert_allclose(x.grad.to_numpy(), grad, rtol=1e-4 if fdt == ti.f32 else 1e-10)
+
+
+def test_floor_and_ceil_take_taichis_dtype_argument():
+    """`ti.floor(x, dtype)`, `ti.math.ceil(x, int)` (Taichi's ops.floor/ceil): the result cast
+    to dtype (algorithm/marching_squares.py calls tm.ceil(x, int))."""
+    import vkdiff as ti
+
+    @ti.kernel
+    def k(a: ti.f32) -> ti.i32:
+        return ti.math.ceil(a * 2, int) * 100 + ti.floor(a, ti.i32) * 10 + ti.ceil(-a, int)
+
+    assert k(1.3) == 3 * 100 + 1 * 10 - 1
+    assert ti.floor(2.5, int) == 2 and isinstance(ti.floor(2.5, int), int)
+    assert ti.math.ceil(ti.Vector([1.2, -2.5]), int).to_list() == [2, -2]

@@ -253,3 +253,27 @@ def test_sparse_node_errors_are_clear():
 
     with pytest.raises(ti.TaichiIndexError, match='takes 1 indices, got 2'):
         bad()
+
+
+def test_one_size_for_every_axis_as_in_mgpcg():
+    """`ti.root.pointer(ti.ijk, [n])` (algorithm/mgpcg.py): one size broadcast to the axes."""
+    x = ti.field(ti.f32)
+    ti.root.pointer(ti.ijk, [2]).dense(ti.ijk, 4).place(x)
+    assert x.shape == (8, 8, 8)
+    x[7, 0, 3] = 1.0
+    assert _count(x) == 64
+
+
+def test_vector_unit_is_an_integer_vector_by_default():
+    """Taichi's `ti.Vector.unit(n, i)` has dt=int (algorithm/mgpcg_advanced.py indexes with it)."""
+    x = ti.field(ti.f32, shape=(4, 4))
+
+    @ti.kernel
+    def shift() -> ti.f32:
+        I = ti.Vector([1, 1])
+        return x[I + ti.Vector.unit(2, 0)] + x[I - ti.Vector.unit(2, 1, float).cast(int)]
+
+    x[2, 1], x[1, 0] = 3.0, 0.5
+    assert shift() == 3.5
+    assert ti.Vector.unit(3, 2).to_list() == [0, 0, 1]
+    assert ti.Vector.unit(2, 0, ti.f32).to_list() == [1.0, 0.0]

@@ -121,7 +121,11 @@ atomic_mul = _atomic('mul')
 
 
 def _table_function(o):
-    if o.arity == 1:
+    if o.name in ('floor', 'ceil'):  # Taichi's ti.floor(x, dtype=None): the result cast
+        def f(x, dtype=None):
+            r = ops.unary(o.name, x)
+            return ops.cast(r, dtype) if dtype is not None else r
+    elif o.arity == 1:
         def f(x):
             return ops.unary(o.name, x)
     else:

@@ -76,8 +76,10 @@ class Matrix(Arithmetic):
         return Matrix.rows(cols).transpose()
 
     @staticmethod
-    def unit(n, i, dt=float):
-        return Vector([ops.cast(int(k == i), dt) for k in range(n)])
+    def unit(n, i, dt=None):
+        """The i-th unit vector of length n; integer unless dt says otherwise (Taichi's default:
+        `x[I + ti.Vector.unit(3, 0)]` indexes a field)."""
+        return Vector([ops.cast(int(k == i), int if dt is None else dt) for k in range(n)])
 
     @classmethod
     def field(cls, n, m, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):

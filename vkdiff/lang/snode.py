@@ -118,6 +118,8 @@ class SNode:
         if isinstance(dimensions, (int, np.integer)) and not isinstance(dimensions, bool):
             dimensions = (int(dimensions),) * len(axes)
         dimensions = convert.shape(dimensions, f'{kind}() dimensions')
+        if len(dimensions) == 1:  # `pointer(ti.ijk, [n])`: one size for every axis (Taichi's)
+            dimensions = dimensions * len(axes)
         if len(dimensions) != len(axes):
             raise VkdiffValueError(f'{kind}(): {len(axes)} axes but {len(dimensions)} sizes')
         return self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions))
