@@ -208,6 +208,10 @@ def _unflatten(lin, dims, counts):
 
 
 def _parallel_for(fb, node, names, dims, grouped, config=None, guards=()):
+    plan = sparse_layout.block_plan(guards, [hi for _, hi, _ in dims]) \
+        if guards and all(lo == 0 and st == 1 for lo, _, st in dims) else None
+    if plan is not None:  # one invocation per sparse cell (lang/sparse.block_plan)
+        return _block_struct_for(fb, node, names, dims, grouped, guards, plan)
     counts, total = _flat_count(dims)
     body = ir.Block()
     loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
@@ -223,6 +227,35 @@ def _parallel_for(fb, node, names, dims, grouped, config=None, guards=()):
         if not isinstance(bd, int) or not 1 <= bd <= 1024:
             raise error(f'ti.loop_config(block_dim=...) must be an integer in [1, 1024], got {bd!r}')
         loop.attrs['block_dim'] = bd
+
+
+def _block_struct_for(fb, node, names, dims, grouped, guards, plan):
+    """A struct-for under pointer/bitmasked nodes: a parallel loop over the deepest node's
+    cells, each checked once, and inside an active one a serial loop over its elements."""
+    deep, steps = plan
+    cells = deep.store.shape
+    body = ir.Block()
+    total = 1
+    for c in cells:
+        total *= c
+    loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
+    with current().open(body), _loop_body(fb, 'parallel'):
+        cell = _unflatten(Value(loop), [(0, c, 1) for c in cells], list(cells))
+        base = [0] * len(dims)
+        for (p, s), c in zip(deep.cell, cell):
+            base[p] = ops.binary('mul', c, s)
+        with sparse.only_active(guards, base):
+            inner_dims = [(0, hi if s is None else s, 1) for (_, hi, _), s in zip(dims, steps)]
+            counts, n = _flat_count(inner_dims)
+            inner = ir.Block()
+            loop2 = emit('for', T.i32, [ops.as_value(0, T.i32), ops.as_value(n, T.i32)],
+                         attrs={'step': 1}, blocks=[inner])
+            with current().open(inner):
+                r = _unflatten(Value(loop2), inner_dims, counts)
+                idx = [k if s is None else ops.binary('add', b, k)
+                       for k, b, s in zip(r, base, steps)]
+                _bind_indices(fb, names, idx, grouped)
+                fb.build_body(node.body)
 
 
 @contextlib.contextmanager

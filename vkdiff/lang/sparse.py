@@ -290,3 +290,25 @@ def sparse_zero(field):
     from .matrix import Matrix
     z = np.zeros(field.elem_shape, dtype=field.dtype.np).tolist()
     return Matrix(z)
+
+
+def block_plan(guards, shape):
+    """For a struct-for over a field of `shape` under pointer/bitmasked nodes: loop over the
+    cells of the deepest one (one mask check per cell) and serially over each cell's elements,
+    so that inactive cells cost one load. Returns (the deepest guard, per index position the
+    step of its cell or None when the cell does not split that axis), or None when the field's
+    guards do not allow it (a dynamic node, an ancestor splitting an axis the deepest node
+    does not, cells of one element)."""
+    if not guards or any(g.kind == 'dynamic' for g in guards):
+        return None
+    deep = guards[-1]
+    pos = {p for p, _ in deep.cell}
+    if any(p not in pos for g in guards for p, _ in g.cell):
+        return None
+    steps = [None] * len(shape)
+    for p, s in deep.cell:
+        steps[p] = s
+    inner = 1
+    for p, n in enumerate(shape):
+        inner *= n if steps[p] is None else steps[p]
+    return (deep, steps) if inner > 1 else None
