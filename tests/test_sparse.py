@@ -277,3 +277,29 @@ def test_vector_unit_is_an_integer_vector_by_default():
     assert shift() == 3.5
     assert ti.Vector.unit(3, 2).to_list() == [0, 0, 1]
     assert ti.Vector.unit(2, 0, ti.f32).to_list() == [1.0, 0.0]
+
+
+def test_struct_for_over_pointer_blocks_with_continue_and_a_sum():
+    """The struct-for runs per pointer cell with a serial loop over the cell's elements:
+    `continue` skips one element, sums see every active element once."""
+    x = ti.field(ti.i32)
+    ti.root.pointer(ti.ij, (4, 3)).dense(ti.ij, (3, 2)).place(x)  # x: 12 x 6
+    for i, j in [(0, 0), (5, 3), (11, 5), (4, 4)]:
+        x[i, j] = 1
+
+    @ti.kernel
+    def visit() -> ti.i32:
+        s = 0
+        for i, j in x:
+            if (i + j) % 3 == 0:
+                continue
+            s += i * 100 + j
+        return s
+
+    active = np.zeros((4, 3), bool)
+    for i, j in [(0, 0), (5, 3), (11, 5), (4, 4)]:
+        active[i // 3, j // 2] = True
+    ii, jj = np.nonzero(np.kron(active, np.ones((3, 2), bool)))
+    keep = (ii + jj) % 3 != 0
+    assert visit() == int((ii[keep] * 100 + jj[keep]).sum())
+    assert _count(x) == int(active.sum()) * 6 == 24

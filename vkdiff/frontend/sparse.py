@@ -155,8 +155,15 @@ def deactivate(node, indices):
     if kind == 'dynamic':
         _word(node._sparse_store, idx).store(0)
         return
-    _word(node._sparse_store, idx).store(0)
-    if kind == 'pointer':  # Taichi frees the cell: its data and everything under it read 0
+    if kind == 'bitmasked':
+        _word(node._sparse_store, idx).store(0)
+        return
+    # a pointer: Taichi frees the cell, so its data and everything under it read 0. The one
+    # invocation that clears an active mask zeroes them (the rest find it cleared already)
+    old = _word(node._sparse_store, idx).atomic('band', 0)
+    then_b, else_b = ir.Block(), ir.Block()
+    emit('if', None, [ops.to_bool(ops.binary('ne', old, 0))], blocks=[then_b, else_b])
+    with current().open(then_b):
         for f in S.fields_under(node):
             _zero_region(f, f.shape, f.is_grad_of or f, node, idx)
         for d in S.sparse_under(node):
