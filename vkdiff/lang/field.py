@@ -539,6 +539,7 @@ class SNode:
                 raise VkdiffTypeError(f'place() takes fields, got {type(f).__name__}')
             f._place(self.shape)
             leaf = self._place_leaf()
+            leaf._placed = f  # (ti.get_addr's layout: what this place holds)
             if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
                 leaf._field = f
                 f._snode_leaf = leaf
