@@ -38,6 +38,25 @@ def accumulate(n):
     return x, y, acc
 
 
+def scaled_steps(steps, width, factor):
+    """A Tape's time steps: x of (steps + 1, width) f32, step(t): x[t + 1] = x[t] * factor,
+    total(): loss += sum of x[steps]; d loss / d x[0, i] = factor ** steps."""
+    x = ti.field(ti.f32, shape=(steps + 1, width), needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def step(t: ti.i32):
+        for i in range(width):
+            x[t + 1, i] = x[t, i] * factor
+
+    @ti.kernel
+    def total():
+        for i in range(width):
+            loss[None] += x[steps, i]
+
+    return x, loss, step, total
+
+
 class TimeSteps:
     """Per-time-step kernels on a Tape: pos[t + 1, i] = pos[t, i] + w * sin(pos[t, i]) for t
     below `steps` (one launch each, n particles, f64), loss = sum_i pos[steps, i]^2."""
