@@ -219,7 +219,7 @@ CASES = [
     ('root.hash', lambda w: ti.root.hash(ti.i, 4), NotImplementedError),
     ('dense negative size', lambda w: ti.root.dense(ti.i, -3), ValueError),
     ('dense axis not an axis', lambda w: ti.root.dense(0, 3), TypeError),
-    ('dense sizes mismatch', lambda w: ti.root.dense(ti.ij, (2,)), ValueError),
+    ('dense sizes mismatch', lambda w: ti.root.dense(ti.ij, (2, 3, 4)), ValueError),  # (one size: every axis, as Taichi)
     # ---- Tape
     ('Tape(3.0)', lambda w: ti.Tape(3.0), TypeError),
     ('Tape(1-D field)', lambda w: ti.Tape(w.f), ValueError),
