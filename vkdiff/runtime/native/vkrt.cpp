@@ -21,8 +21,10 @@
 // turns it off). Elsewhere (discrete GPUs: there the first host-visible type is
 // system memory, and host reads through a BAR are uncached) a Buffer is a
 // kp::Tensor eDevice: a device-local buffer plus a mapped host-visible staging
-// copy, moved by Batch.upload / Batch.download. Every object holds the Ctx, so the VkDevice outlives them;
-// Device.close() tears everything down at once.
+// copy, moved by Batch.upload / Batch.download.
+//
+// Every object holds the Ctx, so the VkDevice outlives them; Device.close()
+// tears everything down at once.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -242,7 +244,8 @@ struct Ctx {
     std::shared_ptr<kp::Tensor> tensor(uint64_t nbytes, uint64_t* allocated = nullptr)
     {
         // Round up to a multiple of nonCoherentAtomSize: kp flushes the whole
-        // mapped range when it destroys the staging buffer.
+        // mapped range when it destroys the buffer (the staging one, or the
+        // mapped one itself).
         uint64_t atom = std::max<uint64_t>(4, limits.nonCoherentAtomSize);
         uint64_t words = (std::max<uint64_t>(nbytes, 1) + atom - 1) / atom * atom / 4;
         if (words * 4 > max_alloc)
