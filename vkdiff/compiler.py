@@ -11,7 +11,8 @@ through these functions, then binds and launches what `backend` returns.
   split_tasks  the kernel body -> tasks, one compute dispatch each (passes/tasks.py)
   adjoint      tasks -> their reverse-mode adjoint tasks (autodiff/reverse.py)
   tangent      tasks -> their forward-mode tangent tasks (autodiff/forward.py)
-  debug_checks ti.init(debug=True) only: bounds, zero divisors, asserts (passes/debug_checks.py)
+  debug_checks ti.init(debug=True) only: bounds, zero divisors, asserts (passes/debug_checks.py);
+               ti.init(check_out_of_bound=True): the bounds only
   lower        prints into device-log appends (passes/device_log.py), f64 math, wide types,
                checks against the device's features (passes/lower.py)
   reductions   accumulations into workgroup sums and partials (passes/reduction.py)
@@ -57,8 +58,9 @@ class CompileOptions:
     back after launches; without one, each guarded task gets a temporary of its own).
     device_log: a callable returning the passes.device_log.DeviceLog that `print` statements
     append records to (the API layer binds and reads it; without one, a fresh one per task).
-    debug: ti.init(debug=True), the debug_checks pass runs; debug_status: like loop_status, the
-    status Buffer its checks report into.
+    debug: ti.init(debug=True), the debug_checks pass runs; check_out_of_bound (which debug
+    implies, as in Taichi): it runs with its index and exponent checks only (no zero divisors);
+    debug_status: like loop_status, the status Buffer its checks report into.
     print_ir: the names of the passes whose output is printed to stderr."""
     device_name: str = 'offline'
     features: dict = dataclasses.field(default_factory=dict)
@@ -70,6 +72,7 @@ class CompileOptions:
     reduction_groups: int = 1024
     ad_stack_size: int = 0
     debug: bool = False
+    check_out_of_bound: bool = False
     default_fp: T.DataType = T.f32
     default_ip: T.DataType = T.i32
     print_ir: frozenset = frozenset()
@@ -176,9 +179,10 @@ def tangent(tasks, name, options):
 
 
 def debug_checks(task, name, options):
-    """Pass debug_checks, on one task (in place; nothing unless options.debug): run-time checks
-    of indices, integer divisors and asserts, reported in kernel `name`'s messages."""
-    if options.debug:
+    """Pass debug_checks, on one task (in place; nothing unless options.debug or
+    options.check_out_of_bound): run-time checks of indices, integer divisors (debug only) and
+    the frontend's `check` statements, reported in kernel `name`'s messages."""
+    if options.debug or options.check_out_of_bound:
         _debug_checks.apply(task, name, options, options.debug_status or _debug_checks.new_status)
     return task
 

@@ -109,6 +109,12 @@ class KernelZeroDivisionError(TaichiAssertionError, ZeroDivisionError):
     launch; the result was vkdiff's 0 as without debug)."""
 
 
+class KernelValueError(TaichiAssertionError, VkdiffValueError):
+    """ti.init(debug=True) or check_out_of_bound=True: a kernel computed `int ** int` with a
+    negative exponent (Taichi's check; numpy raises ValueError for it). Raised at the end of the
+    launch; the result was base ** |exponent| as without the check."""
+
+
 class IndexCountError(VkdiffIndexError, AssertionError):
     """A field indexed with the wrong number of indices (Taichi raises AssertionError)."""
 

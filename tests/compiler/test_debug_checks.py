@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
-from vkdiff import compiler
+from vkdiff import compiler, ir
 from vkdiff.lang import state
 from vkdiff.passes import debug_checks
 
@@ -81,11 +81,12 @@ def _words(code, *pairs):
 
 def test_status_words_decode_into_the_users_error():
     _debug()
-    start = len(debug_checks.SITES)
     k = _assert_kernel()
-    k.ir(np.zeros((8, 2), np.float32), 3, 1, after='debug_checks')
-    sites = debug_checks.SITES[start:]
-    first = start + next(i for i, s in enumerate(sites) if s.exc is ti.TaichiAssertionError)
+    inst, _ = k.instance((np.zeros((8, 2), np.float32), 3, 1))
+    # the status store of the assert's report: its code, and the Site it holds
+    first = next(s.args[1].attrs['value'] for ct in inst.ctasks for s in ir.walk(ct.task.body)
+                 if 'site' in s.attrs and s.attrs['site'].exc is ti.TaichiAssertionError)
+    assert debug_checks.SITES[first].exc is ti.TaichiAssertionError
     bits = struct.unpack('<II', struct.pack('<d', 0.1))
     n = -12345678901 & 0xFFFFFFFFFFFFFFFF
     err = debug_checks.error(_words(first, (5, 0), bits, (n & 0xFFFFFFFF, n >> 32), (255, 0)))
@@ -93,3 +94,5 @@ def test_status_words_decode_into_the_users_error():
     assert 'a[5]=0.1 n=-12345678901 d=255' in str(err), str(err)
     assert '(kernel=k)' in str(err) and 'test_debug_checks.py", line' in str(err)
     assert debug_checks.error([0] * debug_checks.WORDS) is None
+    gone = debug_checks.error(_words(0x7FFFFFFE))  # a code no live kernel has: still an error
+    assert isinstance(gone, ti.TaichiAssertionError) and 'no longer exists' in str(gone)

@@ -3,8 +3,10 @@ ti.init(debug=True) and ignored otherwise (nothing is built). In debug mode it b
 `check [cond, *values] | message` statement, which passes/debug_checks.py turns into a test that
 reports a failure at the end of the launch (TaichiAssertionError). The message is a string, the
 condition's source (no message), `"fmt %d" % (a, b)` or an f-string: run-time scalars in it are
-read back with the failure and formatted on the host. Also the debug check of run-time
-vector/matrix component indices (`check_components`)."""
+read back with the failure and formatted on the host. Also the bound checks of
+ti.init(check_out_of_bound=True) (which debug=True implies) that the frontend builds: run-time
+vector/matrix component indices (`check_components`) and pow(int, int)'s exponent
+(`check_exponent`)."""
 import ast
 
 from ..errors import TaichiSyntaxError
@@ -95,10 +97,10 @@ def build_assert(fb, node):
 
 
 def check_components(keys, sizes):
-    """ti.init(debug=True): a `check` that run-time vector/matrix component indices `keys` lie
-    within `sizes` (Taichi's debug mode checks them; without the check an index past the end
-    reads the last component and writes none)."""
-    if not state.config.get('debug'):
+    """ti.init(debug=True) or check_out_of_bound=True: a `check` that run-time vector/matrix
+    component indices `keys` lie within `sizes` (Taichi's bound checks include them; without the
+    check an index past the end reads the last component and writes none)."""
+    if not state.bounds_checked():
         return
     ok, values, pieces = None, [], ['Out of bound access: index (']
     for k, (key, n) in enumerate(zip(keys, sizes)):
@@ -117,3 +119,22 @@ def check_components(keys, sizes):
                   ') of a %dx%d matrix' % tuple(sizes))
     text = ''.join(p for p in pieces if isinstance(p, str))
     emit('check', None, [ok.stmt] + values, {'message': Message(text, pieces), 'exc': 'index'})
+
+
+def check_exponent(base, exp):
+    """ti.init(check_out_of_bound=True) (or debug=True): a `check` that the run-time exponent of
+    an integer `**` is not negative (Taichi's CheckOutOfBound pass: "Negative exponent in
+    pow(int, int) is not allowed."; unchecked, the result is base ** |exp|, as Taichi's)."""
+    if not state.bounds_checked():
+        return
+    values = [exp.stmt]
+    if isinstance(base, Value):
+        values.insert(0, base.stmt)
+        shown = ('f', '', ('v', 0))
+    else:
+        shown = str(base)
+    pieces = ['Negative exponent in pow(int, int) is not allowed: ', shown, ' ** ',
+              ('f', '', ('v', len(values) - 1))]
+    text = 'Negative exponent in pow(int, int) is not allowed'
+    ok = ops.binary('ge', exp, 0)
+    emit('check', None, [ok.stmt] + values, {'message': Message(text, pieces), 'exc': 'value'})

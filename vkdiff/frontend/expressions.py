@@ -239,7 +239,7 @@ class ExpressionBuilder:
                 continue
             if ops.is_number(k):
                 k = int(k) - o
-                if not 0 <= k < n and not state.config.get('debug'):  # debug: checked at run time
+                if not 0 <= k < n and not state.bounds_checked():  # else checked at run time
                     raise error(f'index {k + o} out of range [{o}, {o + n}) in field {field.name}')
             elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
                 what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)

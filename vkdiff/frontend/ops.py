@@ -117,7 +117,8 @@ def _pow(a, b):
         if n == 0:
             return as_value(1, a.dtype)
         if n < 0 and not a.dtype.is_float:
-            raise error('integer ** negative integer is not supported; cast to float first')
+            raise error(f'Negative exponent in pow(int, int) is not allowed (** {n}); cast '
+                        'the base to float first')
         base = a if n > 0 else binary('div', 1.0, a)
         result, p, k = None, base, abs(n)
         while k:  # square-and-multiply
@@ -129,6 +130,9 @@ def _pow(a, b):
         return result
     t = _operand_types(a, b)
     if not t.is_float:
+        if isinstance(b, Value) and b.dtype.is_signed:
+            from .asserts import check_exponent  # ti.init(check_out_of_bound=True) checks
+            check_exponent(a, b)
         return _int_pow(as_value(a, t), as_value(b, t))
     if isinstance(b, Value) and not b.dtype.is_float:
         # float ** run-time integer (Taichi's demote_operations): square-and-multiply, the

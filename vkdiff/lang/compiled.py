@@ -135,6 +135,7 @@ def compile_options():
     printed = cfg.get('print_ir', frozenset()) | compiler.parse_print_ir(
         os.environ.get('VKDIFF_PRINT_IR'))
     settings = dict(ad_stack_size=cfg.get('ad_stack_size', 0), debug=cfg.get('debug', False),
+                    check_out_of_bound=cfg.get('check_out_of_bound', False),
                     default_fp=T.Defaults.fp, default_ip=T.Defaults.ip, print_ir=printed)
     if state.offline is not None:
         import dataclasses

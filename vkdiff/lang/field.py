@@ -156,12 +156,13 @@ class Field:
         if self.offset is not None:
             key = self._unoffset(key)
         out = []
-        debug = state.config.get('debug')  # Taichi's debug mode: no negative indices either
+        debug = state.bounds_checked()  # Taichi's bound checks: no negative indices either
         for k, n in zip(key, shape):
             if not (0 if debug else -n) <= k < n:
                 raise FieldIndexError(f'index {k} out of range for axis of size {n} in field '
                                       f'{self.name}' + (' (negative indices count from the end '
-                                                        'only without ti.init(debug=True))'
+                                                        'only without ti.init(debug=True) or '
+                                                        'check_out_of_bound=True)'
                                                         if debug and -n <= k < 0 else ''))
             out.append(int(k) % n)
         return tuple(out)

@@ -1,7 +1,7 @@
 """API stage: the calls of Taichi's `ti.lang.impl` that Taichi programs make about the program
 `ti.init()` set up: `impl.get_runtime().default_fp` / `.default_ip` (and their setters, as
 `ti.init(default_fp=...)` without the reset), `get_num_compiled_functions()` (kernel instances
-compiled since ti.init) and `impl.current_cfg()` (arch, debug, default types)."""
+compiled since ti.init) and `impl.current_cfg()` (arch, debug, check_out_of_bound, default types)."""
 from .. import types as T
 from ..errors import VkdiffTypeError
 from . import state
@@ -16,6 +16,10 @@ class _Config:
     @property
     def debug(self):
         return state.config['debug']
+
+    @property
+    def check_out_of_bound(self):
+        return state.config['check_out_of_bound']
 
     @property
     def print_ir(self):

@@ -12,8 +12,8 @@ generation = 0
 fields = []
 temps = {}   # ir.Buffer -> Storage of the compiler's temporaries (lang.binding)
 _runtime = None
-config = {'random_seed': 0, 'device': 0, 'debug': False, 'disable_features': (),
-          'print_ir': frozenset(), 'ad_stack_size': 32}
+config = {'random_seed': 0, 'device': 0, 'debug': False, 'check_out_of_bound': False,
+          'disable_features': (), 'print_ir': frozenset(), 'ad_stack_size': 32}
 offline = None  # the compiler.CompileOptions of a program set up without a device (init_offline)
 tape = None  # the active Tape, if any
 compiled_kernels = 0  # kernel instances compiled since ti.init() (Taichi's get_num_compiled_functions)
@@ -50,6 +50,13 @@ def runtime():
         from ..runtime.program import Runtime
         _runtime = Runtime(config['device'], config['disable_features'])
     return _runtime
+
+
+def bounds_checked():
+    """Are indices checked (ti.init(check_out_of_bound=True), which debug=True implies, as
+    Taichi's CompileConfig::fit)? Field and ndarray indices in kernels, run-time vector/matrix
+    component indices, pow(int, int) exponents; Python-scope negative indices are out of range."""
+    return config['check_out_of_bound']
 
 
 def has_runtime():
@@ -103,6 +110,7 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
     T.Defaults.fp = T.resolve(default_fp) if default_fp is not None else T.f32
     T.Defaults.ip = T.resolve(default_ip) if default_ip is not None else T.i32
     config.update(random_seed=int(random_seed), debug=bool(debug),
+                  check_out_of_bound=bool(debug or kwargs.get('check_out_of_bound')),
                   disable_features=tuple(disable_features),
                   ad_stack_size=stack, print_ir=printed,
                   kernel_profiler=bool(kwargs.get('kernel_profiler')))

@@ -1,49 +1,66 @@
-"""Pass debug_checks (only with ti.init(debug=True); the first backend pass, so a kernel, its
-adjoint and its tangent all get it): run-time checks that report the first violation of a launch.
+"""Pass debug_checks (with ti.init(debug=True), or check_out_of_bound=True for the bound checks
+alone; the first backend pass, so a kernel, its adjoint and its tangent all get it): run-time
+checks that report the first violation of a launch.
 
 - Every gload / gstore / atomic of a user's Buffer (a field, a gradient or tangent, an ndarray
   argument) tests its indices against the shape (an ndarray's run-time shape). Out of range, a
   load reads element 0 instead (its value is never seen: the launch raises), a store or atomic is
   skipped, so no data outside the access changes. Constant indices inside a field's shape need
-  no check (in debug mode the frontend leaves out-of-range constants to this check, as Taichi).
-- Integer `floordiv` / `mod` test the divisor for zero (the result stays vkdiff's 0).
-- `check [cond, *values] | message, exc` statements (`assert cond, msg` in kernels, and run-time
-  vector/matrix component indices, exc='index'; the frontend emits them only in debug mode)
-  test cond.
+  no check (with the checks on, the frontend leaves out-of-range constants to this one, as Taichi).
+- Integer `floordiv` / `mod` test the divisor for zero (debug only; the result stays vkdiff's 0).
+- `check [cond, *values] | message, exc` statements test cond: `assert cond, msg` in kernels
+  (debug only), run-time vector/matrix component indices (exc='index') and pow(int, int)'s
+  exponent (exc='value'); the frontend emits them only when they are checked.
 
 A failing test reports into the status Buffer (`options.debug_status()`, i32 words): the
 invocation whose atomic OR sets word 0 first writes its site's code into word 1 and the site's
 values into words 2.. (two words each: 64-bit values split, narrower ones in the low word). The
-API layer reads the Buffer back at the next sync (in debug mode: at the end of each launch) and
-raises `error(words)`: KernelIndexError, TaichiAssertionError or KernelZeroDivisionError, naming
-the kernel, the source line, the values (index and shape) as Taichi's debug mode does."""
+API layer reads the Buffer back at the next sync (with checks: at the end of each launch) and
+raises `error(words)`: KernelIndexError, TaichiAssertionError, KernelValueError or
+KernelZeroDivisionError, naming the kernel, the source line, the values (index and shape) as
+Taichi's debug mode does."""
 import struct
+import weakref
 
 import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import KernelIndexError, KernelZeroDivisionError, TaichiAssertionError, located
+from ..errors import (KernelIndexError, KernelValueError, KernelZeroDivisionError,
+                      TaichiAssertionError, located)
 from ..irbuild import Builder, Value
 
 MAX_VALUES = 16
+_EXC = {'index': KernelIndexError, 'value': KernelValueError}  # a `check`'s exc attribute
 WORDS = 2 + 2 * MAX_VALUES
 
 
 class Site:
     """One check: the exception type, the source location, the dtypes of the values it reports,
-    and `render(values) -> message`."""
+    and `render(values) -> message`. The statement that writes its code holds it (attrs
+    'site'), so it lives as long as the compiled task."""
 
     def __init__(self, exc, loc, dtypes, render):
         self.exc, self.loc, self.dtypes, self.render = exc, loc, tuple(dtypes), render
 
+    def __repr__(self):  # (IR printing)
+        return f'<{self.exc.__name__} check, line {getattr(self.loc, "line", "?")}>'
 
-SITES = [None]  # code -> Site (code 0: no error)
+
+# code -> Site, while some compiled task holds it (ti.init drops them with the kernels)
+SITES = weakref.WeakValueDictionary()
+_next_code = 1
 
 
 def _register(site):
-    SITES.append(site)
-    return len(SITES) - 1
+    """A status code for `site`: a positive i32 no live site has (0 means no error)."""
+    global _next_code
+    while _next_code in SITES:
+        _next_code = _next_code % 0x7FFFFFFF + 1
+    code = _next_code
+    SITES[code] = site
+    _next_code = code % 0x7FFFFFFF + 1
+    return code
 
 
 def new_status():
@@ -72,9 +89,11 @@ def _decode(dt, lo, hi):
 def error(words):
     """The exception the status words read back describe (None when no check failed)."""
     words = [int(w) for w in words]
-    if not words[0] or not 0 < words[1] < len(SITES):
+    if not words[0]:
         return None
-    site = SITES[words[1]]
+    site = SITES.get(words[1])
+    if site is None:  # its kernel is gone (each launch with checks reports before it returns)
+        return TaichiAssertionError('a run-time check failed in a kernel that no longer exists')
     values = [_decode(dt, words[2 + 2 * k], words[3 + 2 * k]) for k, dt in enumerate(site.dtypes)]
     return located(site.exc, site.render(values), site.loc)
 
@@ -89,7 +108,8 @@ def apply(task, kernel, options, status):
     for s in stmts:
         if s.op in ir.GLOBAL_ACCESS and _checked(s):
             checker.access(s, s in used)
-        elif s.op in ('floordiv', 'mod') and s.dtype.is_int and not _nonzero_const(s.args[1]):
+        elif s.op in ('floordiv', 'mod') and options.debug and s.dtype.is_int and \
+                not _nonzero_const(s.args[1]):
             checker.division(s)
         elif s.op == 'check':
             checker.assertion(s)
@@ -183,7 +203,7 @@ class _Checker:
         b, blk, at = self.builder_before(s)
         blk.stmts.remove(s)
         render = s.attrs['message']
-        exc = KernelIndexError if s.attrs.get('exc') == 'index' else TaichiAssertionError
+        exc = _EXC.get(s.attrs.get('exc'), TaichiAssertionError)
         site = Site(exc, s.loc, [v.dtype for v in values],
                     lambda v, k=self.kernel: f'(kernel={k}) {render(v)}')
         with b.open(blk, at):
@@ -220,7 +240,7 @@ class _Checker:
         first = ir.Block()
         b.emit('if', None, [b.eq(Value(old), 0)], blocks=[first, ir.Block()])
         with b.open(first):
-            b.emit('gstore', None, [word(1), word(code)], {'buf': st, 'comp': 0})
+            b.emit('gstore', None, [word(1), word(code)], {'buf': st, 'comp': 0, 'site': site})
             for k, v in enumerate(values):
                 for j, w in enumerate(self.encode(b, Value(v))):
                     b.emit('gstore', None, [word(2 + 2 * k + j), w], {'buf': st, 'comp': 0})
