@@ -11,6 +11,7 @@ item 12 leftovers):
   is Taichi's base ** |exponent|.
 - The table of check sites (passes/debug_checks.SITES) lives as long as the compiled kernels
   that report into it, so compiling debug kernels over and over does not grow it."""
+import functools
 import gc
 
 import numpy as np
@@ -18,21 +19,9 @@ import pytest
 
 import vkdiff as ti
 
-HERE = __file__
+from kernel_sites import names_site
 
-
-def _line_of(text):
-    with open(HERE) as f:
-        lines = [i + 1 for i, l in enumerate(f) if text in l]
-    assert len(lines) == 1, (text, lines)
-    return lines[0]
-
-
-def _names_site(err, kernel, marker):
-    msg = str(err.value)
-    assert f'kernel={kernel}' in msg, msg
-    assert f'line {_line_of("# " + marker)}' in msg and 'test_check_out_of_bound.py' in msg, msg
-    return msg
+_names_site = functools.partial(names_site, path=__file__)
 
 
 # ---------------------------------------------------------------- check_out_of_bound alone

@@ -6,6 +6,7 @@ raises at the end of the launch (as Taichi's debug mode does): an out-of-range i
 failed assert TaichiAssertionError, a zero divisor `vkdiff.KernelZeroDivisionError`; the message
 names the kernel, file:line, the index and the shape. An out-of-range store is skipped. Without
 debug none of this code is generated."""
+import functools
 import re
 
 import numpy as np
@@ -13,23 +14,9 @@ import pytest
 
 import vkdiff as ti
 
-HERE = __file__
+from kernel_sites import names_site
 
-
-def _line_of(text):
-    """The line number in this file of the (unique) source line containing `text`."""
-    with open(HERE) as f:
-        lines = [i + 1 for i, l in enumerate(f) if text in l]
-    assert len(lines) == 1, (text, lines)
-    return lines[0]
-
-
-def _names_site(err, kernel, marker):
-    msg = str(err.value)
-    assert f'kernel={kernel}' in msg, msg
-    assert f'line {_line_of("# " + marker)}' in msg, msg
-    assert 'test_debug_mode.py' in msg, msg
-    return msg
+_names_site = functools.partial(names_site, path=__file__)
 
 
 # ---------------------------------------------------------------- fields

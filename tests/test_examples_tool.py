@@ -53,3 +53,14 @@ def test_worker_runs_a_taichi_program_for_n_frames(tmp_path):
     other = dict(res, arrays={'x': res['arrays']['x'] * 1.01})
     verdict, detail = tool.compare(other, res)
     assert verdict == 'no' and detail.startswith('x: 7 of 8 values differ')
+
+
+def test_printed_numbers_leave_out_taichis_ir_dumps():
+    # ti.init(print_ir=True) (algorithm/print_offset.py): Taichi prints each kernel's IR to
+    # stdout, vkdiff to stderr; the dump is a compiler diagnostic, not a result to compare
+    taichi_out = ('[Taichi] Starting on arch=x64\nkernel {\n  $0 : for @tmp0 in S4place<i32> {\n'
+                  '    <*u64>@tmp2 = get_addr(S4place<i32>, [0, 0])\n  }\n}\n'
+                  '[[ 0  1]\n [ 2  3]]\nkernel {\n  $1 = const 4\n}\ndone 7\n')
+    vkdiff_out = '[[ 0  1]\n [ 2  3]]\ndone 7\n'
+    assert tool.printed_numbers(taichi_out) == tool.printed_numbers(vkdiff_out) == [
+        ('[[ #  #]', [0, 1]), ('[ #  #]]', [2, 3]), ('done #', [7])]

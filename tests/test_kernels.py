@@ -851,3 +851,24 @@ def test_random_python_scope():
     v = ti.random()
     assert 0.0 <= v < 1.0
     assert isinstance(ti.random(ti.i32), int)
+
+
+def test_template_tuple_of_fields_is_keyed_by_its_fields():
+    # Taichi keys a tuple template argument by its items: a new tuple of the same fields reuses
+    # the compiled kernel (vkdiff keyed it by the tuple's id and compiled again on every call)
+    from vkdiff.lang import impl
+    fs = [ti.field(ti.f32, shape=4) for _ in range(4)]
+
+    @ti.kernel
+    def setk(t: ti.template(), v: ti.f32):
+        for i in t[0]:
+            for f in ti.static(t):
+                f[i] = v
+
+    before = impl.get_runtime().get_num_compiled_functions()
+    for k in range(3):
+        setk((fs[0], fs[1]), k + 1.0)
+    setk((fs[2], fs[3]), 7.0)
+    setk((fs[0], (fs[1],))[:1] + (fs[1],), 5.0)
+    assert impl.get_runtime().get_num_compiled_functions() - before == 2
+    assert [f[1] for f in fs] == [5.0, 5.0, 7.0, 7.0]

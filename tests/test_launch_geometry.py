@@ -9,6 +9,8 @@ import pytest
 import vkdiff as ti
 from vkdiff.lang import state
 
+from shared_programs import TimeSteps
+
 GEOMETRIES = {
     'default': {},
     'gpu': {'VKDIFF_GEOMETRY': 'gpu'},
@@ -25,6 +27,19 @@ def geometry(request, monkeypatch):
     for k, v in GEOMETRIES[request.param].items():
         monkeypatch.setenv(k, v)
     return request.param
+
+
+def _run_time_bound(m=100000, dtype=ti.f32):
+    """num[None], a loop bound the kernels under test read; v, m elements of dtype they write;
+    set_num(k), a kernel setting the bound (so the host does not know it)."""
+    num = ti.field(ti.i32, shape=())
+    v = ti.field(dtype, shape=m)
+
+    @ti.kernel
+    def set_num(k: ti.i32):
+        num[None] = k
+
+    return num, v, set_num
 
 
 def record_groups(monkeypatch):
@@ -88,41 +103,12 @@ def test_short_reduction_is_one_workgroup_and_one_dispatch(monkeypatch):
 
 def test_adjoint_of_small_kernels_on_a_tape(geometry):
     """The adjoints of small per-time-step kernels accumulate into shared gradients."""
-    n, steps = 11, 6
-    pos = ti.field(ti.f64, shape=(steps + 1, n), needs_grad=True)
-    w = ti.field(ti.f64, shape=(), needs_grad=True)
-    loss = ti.field(ti.f64, shape=(), needs_grad=True)
-
-    @ti.kernel
-    def step(t: ti.i32):
-        for i in range(n):
-            pos[t + 1, i] = pos[t, i] + w[None] * ti.sin(pos[t, i])
-
-    @ti.kernel
-    def compute_loss():
-        for i in range(n):
-            loss[None] += pos[steps, i] ** 2
-
-    p0 = np.linspace(0.1, 1.0, n)
-
-    def run(wv):
-        pos.from_numpy(np.concatenate([p0[None], np.zeros((steps, n))]))
-        w[None] = wv
-        loss[None] = 0.0
-        with ti.Tape(loss):
-            for t in range(steps):
-                step(t)
-            compute_loss()
-        return loss[None], w.grad[None]
-
-    l0, g = run(0.3)
+    prog = TimeSteps(11, 6)
+    l0, g = prog.run(0.3)
     eps = 1e-6
-    fd = (run(0.3 + eps)[0] - run(0.3 - eps)[0]) / (2 * eps)
+    fd = (prog.run(0.3 + eps)[0] - prog.run(0.3 - eps)[0]) / (2 * eps)
     assert g == pytest.approx(fd, rel=1e-6)
-    p = p0.copy()
-    for _ in range(steps):
-        p = p + 0.3 * np.sin(p)
-    assert l0 == pytest.approx((p ** 2).sum(), rel=1e-12)
+    assert l0 == pytest.approx(prog.expected(0.3)[0], rel=1e-12)
 
 
 @pytest.mark.parametrize('written_by', ['host', 'kernel'])
@@ -130,13 +116,8 @@ def test_run_time_bound_from_a_field(geometry, written_by):
     """`n = num[None]; for i in range(n)`: bounds 0, 1, 3 and large, set from Python (the host
     knows them at launch) or by a kernel (it does not)."""
     m = 50000
-    num = ti.field(ti.i32, shape=())
-    v = ti.field(ti.i32, shape=m)
+    num, v, set_num = _run_time_bound(m, ti.i32)
     s = ti.field(ti.i64, shape=())
-
-    @ti.kernel
-    def set_num(k: ti.i32):
-        num[None] = k
 
     @ti.kernel
     def bump():
@@ -164,8 +145,7 @@ def test_run_time_bound_from_a_field(geometry, written_by):
 
 
 def test_run_time_bound_known_on_the_host_fits_the_grid(monkeypatch):
-    num = ti.field(ti.i32, shape=())
-    v = ti.field(ti.f32, shape=100000)
+    num, v, _ = _run_time_bound()
 
     @ti.kernel
     def bump():
@@ -187,12 +167,7 @@ def test_run_time_bound_known_on_the_host_fits_the_grid(monkeypatch):
 def test_run_time_bound_unknown_on_the_host_is_a_small_grid_on_a_cpu_driver(monkeypatch):
     monkeypatch.setenv('VKDIFF_GEOMETRY', 'cpu')
     monkeypatch.setenv('VKDIFF_MIN_GROUPS', '4')
-    num = ti.field(ti.i32, shape=())
-    v = ti.field(ti.f32, shape=100000)
-
-    @ti.kernel
-    def set_num(k: ti.i32):
-        num[None] = k
+    num, v, set_num = _run_time_bound()
 
     @ti.kernel
     def bump():
@@ -247,12 +222,7 @@ def test_run_time_bound_unknown_with_long_inner_loops_reads_the_bound(monkeypatc
     the small grid-stride grid is unusable). The CPU driver reads the bound back (one sync)
     instead of launching the maximum grid (65,535 workgroups: 0.9 s for 3 particles)."""
     monkeypatch.setenv('VKDIFF_GEOMETRY', 'cpu')
-    num = ti.field(ti.i32, shape=())
-    v = ti.field(ti.f32, shape=100000)
-
-    @ti.kernel
-    def set_num(k: ti.i32):
-        num[None] = k
+    num, v, set_num = _run_time_bound()
 
     @ti.kernel
     def pairs():

@@ -351,3 +351,15 @@ def test_struct_kernel_argument_is_a_run_time_value():
         volume(circle(center=[1, 2], radius=1.0, tag=0))
     with pytest.raises(ti.TaichiRuntimeTypeError, match='cannot be converted'):
         volume(3.0)
+
+
+def test_unknown_member_names_the_members():
+    """A struct, a struct field and an argument pack say which members they have."""
+    st = ti.types.struct(a=ti.i32, b=ti.f32)
+    s = st.field(shape=2, name='s')
+    pack = ti.types.argpack(a=ti.i32, c=ti.f32)(a=1, c=2.0)
+    for obj, what in ((st(a=1, b=2.0), 'struct'), (s, 'struct field s'),
+                      (pack, 'argument pack')):
+        with pytest.raises(AttributeError) as e:
+            obj.z
+        assert str(e.value).startswith(f"{what} has no member 'z' (members: a, "), str(e.value)

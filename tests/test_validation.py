@@ -6,23 +6,13 @@ import pytest
 
 import vkdiff as ti
 
+from shared_programs import accumulate, dependent_chain
+
 
 def test_dependent_dispatches_in_one_batch():
     """Write then dependent read of the same field thousands of times in one batch."""
     n = 256
-    a = ti.field(ti.i32, shape=n)
-    b = ti.field(ti.i32, shape=n)
-
-    @ti.kernel
-    def step_a():
-        for i in a:
-            a[i] = b[i] + 1
-
-    @ti.kernel
-    def step_b():
-        for i in b:
-            b[i] = a[(i + 1) % n] * 1  # reads elements other threads wrote
-
+    a, b, step_a, step_b = dependent_chain(n)
     history = []
     for k in range(2000):
         step_a()
@@ -50,17 +40,10 @@ def test_batched_launches_without_sync_are_ordered():
 
 
 def test_host_write_between_launches():
-    x = ti.field(ti.f32, shape=8)
-    y = ti.field(ti.f32, shape=8)
-
-    @ti.kernel
-    def copy():
-        for i in x:
-            y[i] += x[i]
-
+    x, y, acc = accumulate(8)
     for k in range(50):
         x[k % 8] = k  # host write while launches are pending
-        copy()
+        acc()
     expect = np.zeros(8)
     xs = np.zeros(8)
     for k in range(50):
@@ -137,16 +120,9 @@ _NO_BARRIERS = r'''
 import vkdiff as ti
 from vkdiff.runtime import program, validation
 program.Runtime._hazard = lambda self, reads, writes: None   # drop every barrier
+from shared_programs import dependent_chain
 ti.init()
-a = ti.field(ti.i32, shape=256); b = ti.field(ti.i32, shape=256)
-@ti.kernel
-def step_a():
-    for i in a:
-        a[i] = b[i] + 1
-@ti.kernel
-def step_b():
-    for i in b:
-        b[i] = a[(i + 1) % 256]
+a, b, step_a, step_b = dependent_chain(256)
 for k in range(20):
     step_a(); step_b()
 ti.sync()
@@ -161,7 +137,9 @@ def test_validation_layer_catches_missing_barriers(tmp_path):
     import sys
     script = tmp_path / 'no_barriers.py'
     script.write_text(_NO_BARRIERS)
-    env = dict(os.environ, VKDIFF_VALIDATION='1')
+    path = os.pathsep.join(p for p in (os.path.dirname(__file__), os.environ.get('PYTHONPATH'))
+                           if p)  # (shared_programs)
+    env = dict(os.environ, VKDIFF_VALIDATION='1', PYTHONPATH=path)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                          timeout=300)
     assert out.returncode == 0, out.stderr

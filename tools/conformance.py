@@ -12,7 +12,9 @@ tests/conformance/expected-pass.txt` (a test listed from outside the two groups 
 prints how many of the 889 tests Taichi's own Vulkan backend passes (taichi-vulkan-passes.txt)
 pass here. `--raise` keeps the list sorted and only ever adds to it (a union): a listed test that
 fails now is reported, not dropped (find out why, or drop it by hand with a reason).
-tests/conformance/known-differences.txt lists tests vkdiff deliberately fails (`id  # reason`).
+tests/conformance/known-differences.txt lists tests vkdiff deliberately fails (`id  # reason`);
+tests/conformance/known-differences-all-archs.txt those among the tests Taichi keeps off Vulkan
+(run with TAICHI_CONFORMANCE_ALL_ARCHS=1, e.g. `run.py autodiff -v`).
 """
 import argparse
 import json
@@ -26,6 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KIT = os.path.join(os.path.dirname(ROOT), 'shared', 'taichi-conformance')
 EXPECTED = os.path.join(ROOT, 'tests', 'conformance', 'expected-pass.txt')
 KNOWN = os.path.join(ROOT, 'tests', 'conformance', 'known-differences.txt')
+KNOWN_ALL_ARCHS = os.path.join(ROOT, 'tests', 'conformance', 'known-differences-all-archs.txt')
 
 
 def read_ids(path):

@@ -211,9 +211,14 @@ def run_one(python, backend, path, frames, timeout, examples_root):
 
 
 def printed_numbers(text):
-    """The numbers printed on each line that is not a banner, warning or timing line."""
+    """The numbers printed on each line that is not a banner, warning or timing line, nor part
+    of an IR dump (`ti.init(print_ir=True)`: Taichi prints `kernel {` ... `}` to stdout)."""
     lines = []
+    in_ir = False
     for line in text.splitlines():
+        if in_ir or line == 'kernel {':
+            in_ir = line != '}'
+            continue
         if NOISE.match(line) or TIMING.search(line) or not line.strip():
             continue
         lines.append((NUMBER.sub('#', line).strip(), [float(x) for x in NUMBER.findall(line)]))

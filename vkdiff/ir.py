@@ -36,7 +36,25 @@ from .optable import UNARY, BINARY, COMPARE, PURE  # noqa: F401  views of the op
 GLOBAL_ACCESS = {'gload', 'gstore', 'atomic'}
 
 
-class Buffer:
+class ElementShape:
+    """`n`, `m` and `ncomp` of an array of `elem_shape` elements (() scalars, (n,) vectors,
+    (n, m) matrices): a Buffer, and the API's fields and ndarray arguments."""
+    __slots__ = ()
+
+    @property
+    def n(self):
+        return self.elem_shape[0] if self.elem_shape else 1
+
+    @property
+    def m(self):
+        return self.elem_shape[1] if len(self.elem_shape) > 1 else 1
+
+    @property
+    def ncomp(self):
+        return math.prod(self.elem_shape)
+
+
+class Buffer(ElementShape):
     """An array of global memory the IR reads and writes: `shape` (None while a field is not
     placed yet) of elements of `elem_shape` components of `dtype`, row-major, components
     innermost. `role` says what it is: 'field' (a user field), 'grad' / 'dual' (the gradient /
@@ -60,10 +78,6 @@ class Buffer:
         self.grad = self.dual = None
         self.primal = primal
         self.meta = dict(meta or {})
-
-    @property
-    def ncomp(self):
-        return math.prod(self.elem_shape)
 
     @property
     def is_temp(self):

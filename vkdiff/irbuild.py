@@ -54,6 +54,22 @@ def _op(name, rev=False):
     return f
 
 
+# Python's binary operators as op-table names: (dunder stem, op)
+ARITHMETIC = (('add', 'add'), ('sub', 'sub'), ('mul', 'mul'), ('truediv', 'div'),
+              ('floordiv', 'floordiv'), ('mod', 'mod'), ('pow', 'pow'), ('and', 'band'),
+              ('or', 'bor'), ('xor', 'bxor'), ('lshift', 'shl'), ('rshift', 'shr'))
+ORDER = (('lt', 'lt'), ('le', 'le'), ('gt', 'gt'), ('ge', 'ge'))  # no reflected forms
+
+
+def set_operators(cls, make, table, reflected=True):
+    """Give `cls` the operator methods of `table`: `__add__ = make('add')` and, with
+    `reflected`, `__radd__ = make('add', True)`."""
+    for stem, op in table:
+        setattr(cls, f'__{stem}__', make(op))
+        if reflected:
+            setattr(cls, f'__r{stem}__', make(op, True))
+
+
 class Value:
     """A run-time scalar: wraps the IR statement that computes it."""
     __slots__ = ('stmt',)
@@ -72,21 +88,6 @@ class Value:
     def __hash__(self):
         return id(self)
 
-    __add__, __radd__ = _op('add'), _op('add', True)
-    __sub__, __rsub__ = _op('sub'), _op('sub', True)
-    __mul__, __rmul__ = _op('mul'), _op('mul', True)
-    __truediv__, __rtruediv__ = _op('div'), _op('div', True)
-    __floordiv__, __rfloordiv__ = _op('floordiv'), _op('floordiv', True)
-    __mod__, __rmod__ = _op('mod'), _op('mod', True)
-    __pow__, __rpow__ = _op('pow'), _op('pow', True)
-    __and__, __rand__ = _op('band'), _op('band', True)
-    __or__, __ror__ = _op('bor'), _op('bor', True)
-    __xor__, __rxor__ = _op('bxor'), _op('bxor', True)
-    __lshift__, __rlshift__ = _op('shl'), _op('shl', True)
-    __rshift__, __rrshift__ = _op('shr'), _op('shr', True)
-    __lt__, __le__ = _op('lt'), _op('le')
-    __gt__, __ge__ = _op('gt'), _op('ge')
-
     def __neg__(self):
         return _builder().unary('neg', self)
 
@@ -95,6 +96,10 @@ class Value:
 
     def __abs__(self):
         return _builder().unary('abs', self)
+
+
+set_operators(Value, _op, ARITHMETIC)  # x + y, 2.0 * x, x << 1 ...
+set_operators(Value, _op, ORDER, reflected=False)  # x < y ...
 
 
 def _py(x):

@@ -11,6 +11,8 @@ import vkdiff as ti
 from vkdiff.lang import state
 from vkdiff.runtime import program
 
+from shared_programs import TimeSteps, accumulate, dependent_chain
+
 
 @pytest.fixture(autouse=True)
 def native_module_with_wait():
@@ -44,19 +46,7 @@ def test_launches_are_submitted_without_waiting(every_launch_submitted):
 
 def test_dependent_chain_across_submissions(every_launch_submitted):
     n = 256
-    a = ti.field(ti.i32, shape=n)
-    b = ti.field(ti.i32, shape=n)
-
-    @ti.kernel
-    def step_a():
-        for i in a:
-            a[i] = b[i] + 1
-
-    @ti.kernel
-    def step_b():
-        for i in b:
-            b[i] = a[(i + 1) % n]  # reads elements other invocations wrote
-
+    a, b, step_a, step_b = dependent_chain(n)
     for _ in range(200):
         step_a()
         step_b()
@@ -67,14 +57,7 @@ def test_dependent_chain_across_submissions(every_launch_submitted):
 def test_host_writes_and_uploads_meet_commands_in_flight(every_launch_submitted):
     """A host write to a field that commands in flight read (write-after-read on the device
     buffer), and to one whose staging copy an upload in flight uses."""
-    x = ti.field(ti.f32, shape=8)
-    y = ti.field(ti.f32, shape=8)
-
-    @ti.kernel
-    def acc():
-        for i in x:
-            y[i] += x[i]
-
+    x, y, acc = accumulate(8)
     xs, expect = np.zeros(8, np.float32), np.zeros(8)
     for k in range(60):
         if k % 3:
@@ -89,34 +72,11 @@ def test_host_writes_and_uploads_meet_commands_in_flight(every_launch_submitted)
 
 
 def test_adjoint_on_a_tape_across_submissions(every_launch_submitted):
-    n, steps = 16, 20
-    pos = ti.field(ti.f64, shape=(steps + 1, n), needs_grad=True)
-    w = ti.field(ti.f64, shape=(), needs_grad=True)
-    loss = ti.field(ti.f64, shape=(), needs_grad=True)
-
-    @ti.kernel
-    def step(t: ti.i32):
-        for i in range(n):
-            pos[t + 1, i] = pos[t, i] + w[None] * ti.sin(pos[t, i])
-
-    @ti.kernel
-    def compute_loss():
-        for i in range(n):
-            loss[None] += pos[steps, i] ** 2
-
-    p0 = np.linspace(0.1, 1.0, n)
-    pos.from_numpy(np.concatenate([p0[None], np.zeros((steps, n))]))
-    w[None] = 0.1
-    with ti.ad.Tape(loss):
-        for t in range(steps):
-            step(t)
-        compute_loss()
-    p, dp = p0.copy(), np.zeros(n)
-    for _ in range(steps):
-        dp = dp + np.sin(p) + 0.1 * np.cos(p) * dp
-        p = p + 0.1 * np.sin(p)
-    assert loss[None] == pytest.approx((p ** 2).sum(), rel=1e-12)
-    assert w.grad[None] == pytest.approx((2 * p * dp).sum(), rel=1e-10)
+    prog = TimeSteps(16, 20)
+    loss, grad = prog.run(0.1)
+    want_loss, want_grad = prog.expected(0.1)
+    assert loss == pytest.approx(want_loss, rel=1e-12)
+    assert grad == pytest.approx(want_grad, rel=1e-10)
 
 
 class _CountingBatch:

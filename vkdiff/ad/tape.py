@@ -5,15 +5,26 @@ earlier one read (statically, or element by element: ad/tape_validation.py)."""
 from ..autodiff.access_rules import check_tape, launch_summary, written_fields
 from ..errors import AutodiffArgumentError, AutodiffError, VkdiffTypeError
 from ..lang import state
+from ..lang.builtin_kernels import zero_fields
 from ..lang.field import Field
 from .tape_view import describe, to_dot
 
 
 def clear_all_gradients(kind='grad'):
+    """Zero every field's gradient (kind='dual': tangent): one launch per SNode holding them, as
+    Taichi (a gradient is placed where it was placed explicitly, else beside its primal, as
+    lazy_grad places it; a `shape=` field's gradient has a node of its own)."""
+    groups = {}
     for f in list(state.fields):
-        g = getattr(f, kind, None)
-        if g is not None and f._generation == state.generation and f._shape is not None:
-            g.fill(0)
+        g = getattr(f, '_' + kind, None)
+        if g is None or f._generation != state.generation or f._shape is None or \
+                g._shape is None:
+            continue
+        leaf = getattr(g, '_snode_leaf', None) or getattr(f, '_snode_leaf', None)
+        key = (id(leaf._parent), g._shape) if leaf is not None else id(g)
+        groups.setdefault(key, []).append(g)
+    for fields in groups.values():
+        zero_fields(fields)
 
 
 # Launch sequences whose static access check passed (Tape.check), by kernel instance and

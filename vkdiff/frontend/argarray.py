@@ -11,7 +11,7 @@ from . import ops
 from .context import Value, emit, error
 
 
-class ArgArray:
+class ArgArray(ir.ElementShape):
     """The kernel-scope value of an ndarray parameter. Quacks like a Field for the frontend's
     element lvalues (buffer, dtype, elem_shape, n, m, ncomp, name); `shape` is a tuple of run-time
     i32 Values."""
@@ -60,18 +60,6 @@ class ArgArray:
         view = copy.copy(self)
         view.buffer, view.name = g, f'{self.name}.grad'
         return view
-
-    @property
-    def n(self):
-        return self.elem_shape[0] if self.elem_shape else 1
-
-    @property
-    def m(self):
-        return self.elem_shape[1] if len(self.elem_shape) > 1 else 1
-
-    @property
-    def ncomp(self):
-        return self.buffer.ncomp
 
     def __repr__(self):
         return f'<ndarray argument {self.name}: {self.dtype} ndim={len(self.shape)}>'

@@ -36,21 +36,14 @@ def _binop(op, rev=False):
 
 
 class Arithmetic:
-    """Python operators of kernel values and matrices: each is one ops.binary call (a Python
-    number on either side is folded or adopts the other side's type)."""
+    """Python operators of kernel values and matrices (irbuild's table: arithmetic, bitwise,
+    shifts, order): each is one ops.binary call (a Python number on either side is folded or
+    adopts the other side's type; a matrix goes entry by entry)."""
     __slots__ = ()
-    __add__, __radd__ = _binop('add'), _binop('add', True)
-    __sub__, __rsub__ = _binop('sub'), _binop('sub', True)
-    __mul__, __rmul__ = _binop('mul'), _binop('mul', True)
-    __truediv__, __rtruediv__ = _binop('div'), _binop('div', True)
-    __floordiv__, __rfloordiv__ = _binop('floordiv'), _binop('floordiv', True)
-    __mod__, __rmod__ = _binop('mod'), _binop('mod', True)
-    __pow__, __rpow__ = _binop('pow'), _binop('pow', True)
-    __and__, __rand__ = _binop('band'), _binop('band', True)
-    __or__, __ror__ = _binop('bor'), _binop('bor', True)
-    __xor__, __rxor__ = _binop('bxor'), _binop('bxor', True)
-    __lt__, __le__ = _binop('lt'), _binop('le')
-    __gt__, __ge__ = _binop('gt'), _binop('ge')
+
+
+irbuild.set_operators(Arithmetic, _binop, irbuild.ARITHMETIC)
+irbuild.set_operators(Arithmetic, _binop, irbuild.ORDER, reflected=False)
 
 
 class Value(Arithmetic, irbuild.Value):
@@ -69,8 +62,6 @@ class Value(Arithmetic, irbuild.Value):
     def __hash__(self):
         return id(self)
 
-    __lshift__, __rlshift__ = _binop('shl'), _binop('shl', True)
-    __rshift__, __rrshift__ = _binop('shr'), _binop('shr', True)
     __eq__, __ne__ = _binop('eq'), _binop('ne')
 
     def __neg__(self):

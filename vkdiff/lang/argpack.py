@@ -14,7 +14,7 @@ from .. import types as T
 from ..errors import DataTypeError, TaichiRuntimeTypeError, TaichiSyntaxError
 from .matrix import Matrix
 from .ndarray import NdarrayType
-from .struct import Struct, StructType
+from .struct import Struct, StructType, member
 
 
 def _cook(t):
@@ -181,11 +181,7 @@ class ArgPack:
         object.__setattr__(self, '_entries', dict(entries))
 
     def __getattr__(self, name):
-        entries = object.__getattribute__(self, '_entries')
-        if name in entries:
-            return entries[name]
-        raise AttributeError(f'argument pack has no member {name!r} (members: '
-                             f'{", ".join(entries)})')
+        return member(object.__getattribute__(self, '_entries'), name, 'argument pack')
 
     def __setattr__(self, name, value):
         self[name] = value

@@ -13,7 +13,7 @@ from .proxy import element
 from ..frontend.context import current
 
 
-class Field:
+class Field(ir.ElementShape):
     """A dense field of scalars, vectors (`elem_shape=(n,)`) or matrices (`(n, m)`)."""
 
     def __init__(self, dtype, shape, elem_shape=(), name=None, role='field'):
@@ -82,18 +82,6 @@ class Field:
             raise VkdiffError(f'field {self.name} has no shape yet: place it with '
                               'ti.root.dense(ti.i, n).place(x) or ti.root.place(x)')
         return shape
-
-    @property
-    def n(self):
-        return self.elem_shape[0] if self.elem_shape else 1
-
-    @property
-    def m(self):
-        return self.elem_shape[1] if len(self.elem_shape) > 1 else 1
-
-    @property
-    def ncomp(self):
-        return int(np.prod(self.elem_shape, dtype=np.int64)) if self.elem_shape else 1
 
     def _check_size(self):
         """A field larger than one device buffer may be is an error at creation."""
@@ -551,6 +539,7 @@ class SNode:
                 raise VkdiffTypeError(f'place() takes fields, got {type(f).__name__}')
             f._place(self.shape)
             leaf = self._place_leaf()
+            leaf._placed = f  # (ti.get_addr's layout: what this place holds)
             if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
                 leaf._field = f
                 f._snode_leaf = leaf

@@ -91,11 +91,13 @@ def _at_def(fn, message, exc_type=CompileError):
 
 
 def _template_key(a):
-    """Cache key of a template argument: numbers, strings and tuples of them by value (a new
-    object may reuse an old one's id), anything else (fields, objects) by identity."""
-    if isinstance(a, (bool, int, float, str, type(None))) or (
-            isinstance(a, tuple) and all(isinstance(x, (bool, int, float, str)) for x in a)):
+    """Cache key of a template argument: numbers and strings by value, tuples by their items (as
+    Taichi: a new tuple of the same fields is the same kernel), anything else (fields, objects)
+    by identity (Kernel.instance keeps the first arguments alive, so their ids stay theirs)."""
+    if isinstance(a, (bool, int, float, str, type(None))):
         return ('v', type(a).__name__, a)
+    if type(a) is tuple:
+        return ('tuple',) + tuple(_template_key(x) for x in a)
     return ('t', id(a))
 
 

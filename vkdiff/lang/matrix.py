@@ -8,7 +8,7 @@ import numpy as np
 from ..frontend import ops
 from ..errors import (TaichiIndexError, TaichiRuntimeError, TaichiSyntaxError, TaichiTypeError,
                       VkdiffIndexError)
-from ..frontend.context import Arithmetic, _binop, current, error, Value
+from ..frontend.context import Arithmetic, current, error, Value
 
 
 class Matrix(Arithmetic):
@@ -204,10 +204,6 @@ class Matrix(Arithmetic):
 
     def __invert__(self):
         return self._map(lambda e: ops.unary('bnot', e))
-
-    # shifts, entry by entry (Taichi's common_ops); `<<=`/`>>=` fall back to them
-    __lshift__, __rlshift__ = _binop('shl'), _binop('shl', True)
-    __rshift__, __rrshift__ = _binop('shr'), _binop('shr', True)
 
     def __matmul__(self, other):
         if not isinstance(other, Matrix):

@@ -20,6 +20,14 @@ from .field import _caller_assignment_name, make_field
 
 
 # ---------------------------------------------------------------- types
+def member(members, name, what):
+    """`members[name]` (a struct's, a struct field's, an argument pack's), else the
+    AttributeError a user sees: `what` has no such member, and which it has."""
+    if name in members:
+        return members[name]
+    raise AttributeError(f'{what} has no member {name!r} (members: {", ".join(members)})')
+
+
 def _is_struct_type(t):
     return isinstance(t, StructType)
 
@@ -198,12 +206,10 @@ class Struct:
 
     def __getattr__(self, name):
         members = object.__getattribute__(self, '_members')
-        if name in members:
-            return members[name]
         t = object.__getattribute__(self, '_type')
-        if t is not None and name in t.methods:
+        if name not in members and t is not None and name in t.methods:
             return _BoundFunc(t.methods[name], self)
-        raise AttributeError(f'struct has no member {name!r} (members: {", ".join(members)})')
+        return member(members, name, 'struct')
 
     def __setattr__(self, name, value):
         if name not in self._members:
@@ -351,11 +357,8 @@ class StructField:
         object.__setattr__(self, 'name', name)
 
     def __getattr__(self, name):
-        members = object.__getattribute__(self, '_members')
-        if name in members:
-            return members[name]
-        raise AttributeError(f'struct field {object.__getattribute__(self, "name")} has no member '
-                             f'{name!r} (members: {", ".join(members)})')
+        return member(object.__getattribute__(self, '_members'), name,
+                      f'struct field {object.__getattribute__(self, "name")}')
 
     def __setattr__(self, name, value):
         raise AttributeError(f'cannot set {name!r} on a struct field (assign to s[i].{name} or '

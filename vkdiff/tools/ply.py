@@ -2,7 +2,6 @@
 and face attributes -> PLY files, binary (the machine's byte order) or ASCII, one file or a
 numbered series (``name_000012.ply``)."""
 import sys
-import warnings
 
 import numpy as np
 
@@ -33,9 +32,9 @@ class PLYWriter:
 
     # ------------------------------------------------------------------ channels
     def _add(self, channels, n, what, key, data_type, data):
+        # Taichi's messages, printed as Taichi prints them (a program's output stays the same)
         if data_type not in PLY_TYPES:
-            warnings.warn(f"PLYWriter: unknown type {data_type!r} for {what} channel {key!r}: "
-                          f"skipped (supported: {', '.join(PLY_TYPES)})", stacklevel=3)
+            print("Unknown type " + data_type + " detected, skipping this channel")
             return
         data = np.asarray(data)
         if data.ndim == 1 and data.size == n:
@@ -47,7 +46,7 @@ class PLYWriter:
                                    f"expected ({n},) or ({n}, k)")
         for name, col in cols:
             if any(c[0] == name for c in channels):
-                warnings.warn(f"PLYWriter: duplicate {what} channel {name!r}", stacklevel=3)
+                print("WARNING: duplicate key " + name + " detected")
             channels.append((name, data_type, col.astype(PLY_TYPES[data_type])))
 
     def add_vertex_channel(self, key: str, data_type: str, data):
@@ -143,11 +142,13 @@ class PLYWriter:
         self.sanity_check()
         with open(path, "w") as f:
             f.write(self._header("ascii"))
+            # each value followed by a space, as Taichi writes them (the same bytes)
             for i in range(self.num_vertices):
-                f.write(" ".join(str(d[i]) for _, _, d in self.vertex_channels) + "\n")
+                f.write("".join(str(d[i]) + " " for _, _, d in self.vertex_channels) + "\n")
             for i in range(self.num_faces):
                 row = [str(self.vert_per_face)] + [str(x) for x in self.face_indices[i]]
-                f.write(" ".join(row + [str(d[i]) for _, _, d in self.face_channels]) + "\n")
+                f.write("".join(x + " " for x in row + [str(d[i]) for _, _, d in
+                                                        self.face_channels]) + "\n")
 
     @staticmethod
     def _series(path, k):
