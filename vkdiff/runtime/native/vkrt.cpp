@@ -315,8 +315,11 @@ struct Ctx {
     // kp::Tensor ignores vkAllocateMemory's result (then binds a null
     // VkDeviceMemory: drivers crash). So first check the heaps' budgets and
     // make the same allocations kp will make (mapped: the one host-visible
-    // buffer; staged: device-local and host-visible staging), checking their
-    // VkResult, then free them for kp. Returns the size of one allocation.
+    // buffer; staged: device-local and host-visible staging) and one more of
+    // the same size, checking their VkResult, then free them for kp: the
+    // spare one is a margin, so that kp's allocations right after still find
+    // room where the driver's allocator (lavapipe: malloc) has fragmented its
+    // free space near a limit. Returns the size of one allocation.
     uint64_t reserve(uint64_t bytes)
     {
         VkMemoryRequirements req = requirements(bytes);
@@ -343,12 +346,12 @@ struct Ctx {
                   "device memory heap " + std::to_string(h) + " would exceed its budget: " +
                   std::to_string(budget.heapUsage[h]) + " bytes in use + " + std::to_string(need[h]) +
                   " requested > budget " + std::to_string(budget.heapBudget[h]));
-        VkDeviceMemory mem[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+        VkDeviceMemory mem[3] = {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE};
         VkResult r = VK_SUCCESS;
-        for (int k = 0; k < count && r == VK_SUCCESS; k++) {
+        for (int k = 0; k <= count && r == VK_SUCCESS; k++) {
             VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
             mai.allocationSize = req.size;
-            mai.memoryTypeIndex = types[k];
+            mai.memoryTypeIndex = types[k < count ? k : 0];  // k == count: the margin
             r = vkAllocateMemory(*device, &mai, nullptr, &mem[k]);
         }
         for (auto m : mem)
