@@ -213,9 +213,10 @@ CASES = [
     ('shape=True', lambda w: ti.Vector.field(3, ti.f32, shape=True), TypeError),
     ('shape 13-D', lambda w: ti.field(ti.f32, shape=(1,) * 13), ValueError),  # Taichi's limit: 12
     ('int field needs_grad', lambda w: ti.field(ti.i32, shape=4, needs_grad=True), RuntimeError),
-    ('root.pointer', lambda w: ti.root.pointer(ti.i, 4), NotImplementedError),
-    ('root.bitmasked', lambda w: ti.root.bitmasked(ti.i, 4), NotImplementedError),
-    ('root.dynamic', lambda w: ti.root.dynamic(ti.i, 4), NotImplementedError),
+    ('root.pointer negative size', lambda w: ti.root.pointer(ti.i, -4), ValueError),
+    ('root.bitmasked axis not an axis', lambda w: ti.root.bitmasked(0, 4), TypeError),
+    ('root.dynamic two axes', lambda w: ti.root.dynamic(ti.ij, 4), ValueError),
+    ('root.hash', lambda w: ti.root.hash(ti.i, 4), NotImplementedError),
     ('dense negative size', lambda w: ti.root.dense(ti.i, -3), ValueError),
     ('dense axis not an axis', lambda w: ti.root.dense(0, 3), TypeError),
     ('dense sizes mismatch', lambda w: ti.root.dense(ti.ij, (2,)), ValueError),

@@ -64,3 +64,37 @@ def test_printed_numbers_leave_out_taichis_ir_dumps():
     vkdiff_out = '[[ 0  1]\n [ 2  3]]\ndone 7\n'
     assert tool.printed_numbers(taichi_out) == tool.printed_numbers(vkdiff_out) == [
         ('[[ #  #]', [0, 1]), ('[ #  #]]', [2, 3]), ('done #', [7])]
+
+
+OUT_OF_RANGE = '''
+    import taichi as ti
+    ti.init(arch=ti.gpu)
+    x = ti.field(float, shape=8)
+    y = ti.field(float, shape=8)
+
+    @ti.kernel
+    def diff():
+        for i in x:
+            y[i] = x[i + 1] - x[i - 1]   # reads x[-1] and x[8]: undefined in Taichi
+
+    x.from_numpy(__import__('numpy').arange(8.0, dtype='float32'))
+    diff()
+'''
+
+
+def test_second_opinions_fast_math_and_out_of_range_reads(tmp_path):
+    path = tmp_path / 'oob.py'
+    path.write_text(textwrap.dedent(OUT_OF_RANGE))
+    v = tool.run_one(sys.executable, 'vkdiff', str(path), 3, 300, str(tmp_path))
+    assert v.get('error') is None, v.get('traceback')
+    t = dict(v, arrays={'x': v['arrays']['x'], 'y': v['arrays']['y'] + [9, 0, 0, 0, 0, 0, 0, 0]})
+    verdict, detail = tool.compare(v, t)
+    assert verdict == 'no'
+    # the same program with ti.init(debug=True) on vkdiff: Taichi's out-of-bound error
+    d = tool.run_one(sys.executable, 'vkdiff-debug', str(path), 3, 300, str(tmp_path))
+    assert 'Out of bound access to field x' in d['error']
+    assert tool.second_opinion(verdict, detail, v, debug=d)[0] == 'undefined: reads out of range'
+    # a reference without fast math that vkdiff equals explains a difference as fast math
+    verdict2 = tool.second_opinion(verdict, detail, v, exact=v, debug=d)
+    assert verdict2[0] == 'yes, as Taichi CPU without fast_math'
+    assert tool.second_opinion(verdict, detail, v, exact=t, debug=None) == (verdict, detail)

@@ -24,8 +24,12 @@ random numbers on the device (ti.random) is "not deterministic": vkdiff's genera
 Taichi's; so is one that differs and reads the wall clock (its state depends on run time). Where vkdiff differs from Taichi CPU, Taichi's own Vulkan backend (same lavapipe
 device) is run too, as the yardstick for float round-off: "yes, to round-off" means vkdiff
 differs from Taichi CPU in no more values, and by no more, than 3x what Taichi Vulkan does
-(chaotic programs such as a Julia set amplify last-bit differences). Taichi's results are
-cached (--cache) per example, arch and frame count.
+(chaotic programs such as a Julia set amplify last-bit differences). Where that does not explain
+it either, two more runs do: Taichi CPU with fast_math=False ("yes, as Taichi CPU without
+fast_math": Taichi's fast math rewrites `x / c` as `x * (1 / c)`, vkdiff divides exactly), and
+vkdiff with ti.init(debug=True) ("undefined: reads out of range": the example indexes a field out
+of its range, undefined behaviour in Taichi, whose backends read different things there).
+Taichi's results are cached (--cache) per example, arch and frame count.
 
 Columns: example; runs on vkdiff (yes / error with its first line / skipped with the reason);
 matches Taichi CPU (yes / no with the worst difference / not deterministic / not compared with
@@ -104,11 +108,15 @@ def worker(backend, path, frames, out, examples_root):
         sys.path.append(d)  # after the venv's own packages (its numpy wins)
     random.seed(0)
     np.random.seed(0)
-    if backend == 'vkdiff':
+    if backend.startswith('vkdiff'):
         ti = alias_vkdiff(examples_root)
         kinds = (ti.Field, ti.Ndarray, ti.StructField)
+        if backend == 'vkdiff-debug':  # every index checked (tells undefined reads)
+            init = ti.init
+            ti.init = lambda *a, **k: init(*a, **dict(k, debug=True))
     else:
-        ti = import_taichi(backend.split('-')[1])
+        exact = {'fast_math': False} if backend.endswith('-exact') else {}
+        ti = import_taichi(backend.split('-')[1], **exact)
         ti.GUI = capped_taichi_gui(ti, frames)
         from taichi.lang._ndarray import Ndarray
         from taichi.lang.field import Field
@@ -283,8 +291,27 @@ def compare(v, t, u=None):
     return 'no', detail
 
 
+EXACT = 'yes, as Taichi CPU without fast_math'
+UNDEFINED = 'undefined: reads out of range'
+
+
+def second_opinion(verdict, detail, v, exact=None, debug=None):
+    """(verdict, detail) for a vkdiff run v that differs from Taichi CPU, given Taichi CPU's run
+    with fast_math=False (`exact`: Taichi's default fast math rewrites e.g. `x / c` as
+    `x * (1 / c)`, a last-bit difference chaotic programs amplify) and vkdiff's run with
+    ti.init(debug=True) (`debug`: an out-of-range index is undefined behaviour in Taichi, and
+    what such a read returns differs between backends)."""
+    if exact is not None and not exact.get('error') and compare(v, exact)[0] == 'yes':
+        return EXACT, detail + '; equal to Taichi CPU with fast_math=False'
+    err = (debug or {}).get('error') or ''
+    if 'Out of bound access' in err:
+        return UNDEFINED, err.split(': ', 1)[-1][:150]
+    return verdict, detail
+
+
 def cached_taichi(cache, python, arch, path, rel, frames, timeout, examples_root):
-    """Taichi's run of an example on arch ('cpu' or 'vulkan'), cached by source and frames."""
+    """Taichi's run of an example on arch ('cpu', 'vulkan'; 'cpu-exact': CPU with
+    fast_math=False), cached by source and frames."""
     key = hashlib.sha1(open(path, 'rb').read() + f'{CACHE_VERSION}{arch}{frames}'
                        f'{ARGV.get(rel)}{EXTRA_SITE}'.encode())
     f = os.path.join(cache, key.hexdigest()[:20] + '.npz') if cache else None
@@ -375,6 +402,13 @@ def main():
                 u = cached_taichi(args.cache, args.taichi_python, 'vulkan', path, rel,
                                   args.frames, args.timeout, root)
                 row['match'], row['detail'] = compare(v, t, u)
+            if row['match'] == 'no' and not args.no_vulkan_reference:
+                x = cached_taichi(args.cache, args.taichi_python, 'cpu-exact', path, rel,
+                                  args.frames, args.timeout, root)
+                d = run_one(sys.executable, 'vkdiff-debug', path, args.frames, args.timeout,
+                            root)
+                row['match'], row['detail'] = second_opinion(row['match'], row['detail'], v,
+                                                             x, d)
             if row['match'] in ('no', 'yes, to round-off') and uses_clock(src):
                 row['match'] = 'not deterministic'
                 row['detail'] = 'reads the wall clock (time.time...); ' + row['detail']
@@ -403,9 +437,13 @@ def print_table(rows, frames):
     match = sum(r['match'] == 'yes' for r in rows)
     roundoff = sum(r['match'] == 'yes, to round-off' for r in rows)
     nondet = sum(r['match'] == 'not deterministic' for r in rows)
+    exact = sum(r['match'] == EXACT for r in rows)
+    undefined = sum(r['match'] == UNDEFINED for r in rows)
+    differ = sum(r['match'] == 'no' for r in rows)
     print(f'{n} examples: {skipped} skipped (ti.ui), {ran} of {n - skipped} run on vkdiff; '
-          f'{match} match Taichi CPU, {roundoff} more to round-off, {nondet} not '
-          f'deterministic (ti.random, wall clock)')
+          f'{match} match Taichi CPU, {roundoff} more to round-off, {exact} more match Taichi '
+          f'CPU without fast math, {undefined} read out of range (undefined), {differ} differ; '
+          f'{nondet} not deterministic (ti.random, wall clock)')
 
 
 if __name__ == '__main__':

@@ -5,7 +5,8 @@
   resolves to vkdiff (`taichi.math` -> `vkdiff.math`, ...), except `taichi.examples.*`, which
   loads from Taichi's installed examples directory (examples import `taichi.examples.patterns`).
   A `taichi.<sub>` that vkdiff lacks fails with the ordinary ModuleNotFoundError.
-- `import_taichi(arch)`: the real Taichi, with `ti.init` forced to `arch` (e.g. 'vulkan', 'cpu').
+- `import_taichi(arch, **options)`: the real Taichi, with `ti.init` forced to `arch` (e.g. 'vulkan',
+  'cpu') and `options` (e.g. fast_math=False).
 - `taichi_examples_root(python)`: where a Python with taichi installed keeps `taichi/examples`.
 - `run_worker(python, argv, backend, cwd, timeout, env)`: one fresh subprocess; for
   backend='vkdiff' the checkout is put first on PYTHONPATH.
@@ -81,14 +82,15 @@ def alias_vkdiff(examples_root=None):
     return vkdiff
 
 
-def import_taichi(arch):
-    """The real Taichi with `ti.init(...)` forced to arch=getattr(ti, arch)."""
+def import_taichi(arch, **options):
+    """The real Taichi with `ti.init(...)` forced to arch=getattr(ti, arch) and `options`
+    (e.g. fast_math=False)."""
     import taichi as ti
     orig_init = ti.init
     forced = getattr(ti, arch)
 
     def init(*a, **k):
-        k['arch'] = forced
+        k.update(options, arch=forced)
         return orig_init(*a[1:], **k)
     ti.init = init
     return ti

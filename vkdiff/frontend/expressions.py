@@ -12,7 +12,7 @@ from .. import types as T
 from ..lang import state
 from ..lang.field import Field
 from ..lang.matrix import Matrix, swizzle_indices
-from . import ops, printing
+from . import ops, printing, sparse
 from .argarray import ArgArray
 from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_field, _is_struct_lv,
                           _struct_copy)
@@ -298,6 +298,9 @@ class ExpressionBuilder:
             if isinstance(target, MatrixLValue):  # v.fill(x), s[i].vel.fill(x): write through
                 target.store(self(node.args[0]))
                 return None
+        handled, result = sparse.dynamic_method(self, node)  # x[i].append(v), x[i].length()
+        if handled:
+            return result
         fn = self(node.func)
         if getattr(fn, '_vkdiff_atomic', None):
             if len(node.args) != 2:

@@ -9,9 +9,10 @@ from .. import types as T
 from ..errors import TaichiSyntaxError
 from ..lang.field import Field, SNode
 from ..lang.matrix import Vector
-from . import ops
+from ..lang import sparse as sparse_layout
+from . import ops, sparse
 from .argarray import ArgArray
-from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue
+from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue, _is_struct_field
 from .context import Value, emit, error, current
 from .lvalues import field_lvalue
 
@@ -72,12 +73,16 @@ def build_for(fb, node):
         grouped = isinstance(it, Grouped)
         if grouped:
             it = it.target
+        if _is_struct_field(it):  # `for i in s`: over its first member's cells
+            it = it._first_field()
         if isinstance(it, Field):
+            guards = sparse_layout.guards_of(it)
             _check_loop_vars(fb, node.target)  # Taichi checks range- and struct-for targets
             dims = [(o, o + n, 1) for n, o in zip(it.shape, it.offset or (0,) * len(it.shape))]
         elif isinstance(it, SNode) and it.levels and it._below is not None:  # x.parent(2): cells
             _check_loop_vars(fb, node.target)
-            dims = [(0, n, step) for n, step in it.cell_ranges()]
+            dims = [(0, n, 1) for n in it.shape]  # the node's own cells (Taichi's indices)
+            guards = sparse_layout.guards_of_node(it)
         elif isinstance(it, ArgArray):  # an ndarray argument: its run-time shape
             dims = [(0, n, 1) for n in it.shape]
         elif isinstance(it, NDRange):
@@ -88,6 +93,8 @@ def build_for(fb, node):
             raise error(f'cannot loop over {type(it).__name__} in a kernel (use range, ti.ndrange, '
                         'a field, or ti.static(...) to unroll)')
     names = _target_names(node.target)
+    if not isinstance(it, (Field, SNode)):
+        guards = ()
     if grouped:
         if len(names) != 1:
             raise error('ti.grouped loops bind one index vector')
@@ -100,9 +107,9 @@ def build_for(fb, node):
     parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and not fb.folded_if and \
         not (config and config['serialize'])
     if parallel:
-        _parallel_for(fb, node, names, dims, grouped, config)
+        _parallel_for(fb, node, names, dims, grouped, config, guards)
     else:
-        _serial_for(fb, node, names, dims, grouped)
+        _serial_for(fb, node, names, dims, grouped, guards)
 
 
 def _decorator(fb, node):
@@ -155,7 +162,8 @@ def fill_in_kernel(field, value):
                     attrs={'step': 1}, blocks=[body])
     with em.open(body):
         idx = _unflatten(Value(loop), dims, counts)
-        field_lvalue(field, [ops.as_value(i, T.i32).stmt for i in idx]).store(value)
+        with sparse.only_active(sparse_layout.guards_of(field), idx):  # (Taichi: a struct-for)
+            field_lvalue(field, [ops.as_value(i, T.i32).stmt for i in idx]).store(value)
 
 
 def _bind_indices(fb, names, idx, grouped):
@@ -199,13 +207,15 @@ def _unflatten(lin, dims, counts):
     return idx
 
 
-def _parallel_for(fb, node, names, dims, grouped, config=None):
+def _parallel_for(fb, node, names, dims, grouped, config=None, guards=()):
     counts, total = _flat_count(dims)
     body = ir.Block()
     loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
     with current().open(body), _loop_body(fb, 'parallel'):
-        _bind_indices(fb, names, _unflatten(Value(loop), dims, counts), grouped)
-        fb.build_body(node.body)
+        idx = _unflatten(Value(loop), dims, counts)
+        _bind_indices(fb, names, idx, grouped)
+        with sparse.only_active(guards, idx):  # a struct-for under sparse nodes
+            fb.build_body(node.body)
     if any(s.op == 'barrier' or (s.buf is not None and s.buf.role == 'shared')
            for s in ir.walk(body)):
         # ti.simt.block: the block of B consecutive iterations is one workgroup of B invocations
@@ -235,7 +245,7 @@ def _loop_body(fb, kind):
         fb.scopes.pop()
 
 
-def _serial_for(fb, node, names, dims, grouped):
+def _serial_for(fb, node, names, dims, grouped, guards=()):
     """One run-time loop; several dimensions are flattened into it, so that `break` leaves the
     whole loop as in Python."""
     if len(dims) == 1:
@@ -249,7 +259,8 @@ def _serial_for(fb, node, names, dims, grouped):
     with current().open(body), _loop_body(fb, 'serial'):
         idx = [Value(loop)] if len(dims) == 1 else _unflatten(Value(loop), dims, counts)
         _bind_indices(fb, names, idx, grouped)
-        fb.build_body(node.body)
+        with sparse.only_active(guards, idx):
+            fb.build_body(node.body)
 
 
 def _static_for(fb, node, iterable):

@@ -10,6 +10,7 @@ from ..errors import (FieldIndexError, IndexCountError, IndexTypeError, TaichiRu
                       UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, state
 from .proxy import element
+from .sparse import guards_of, host_activate, host_active, host_is_active, sparse_zero
 from ..frontend.context import current
 
 
@@ -172,6 +173,8 @@ class Field(ir.ElementShape):
         """A number, or for a vector/matrix field a Vector/Matrix whose entries read and write
         the field (Taichi's host access: `v[i][0] -= 1` changes the field)."""
         idx = self._index(key)
+        if guards_of(self) and not host_is_active(self, idx):  # (a dynamic list's tail)
+            return sparse_zero(self)
         if not self.elem_shape:
             return self.storage.for_host_read()[idx].item()
         return element(self, idx)
@@ -186,6 +189,13 @@ class Field(ir.ElementShape):
         else:
             v = convert.element(value, self.dtype, self.elem_shape, f'{self.name}[...]')
         self.storage.for_host_write()[idx] = v
+        if guards_of(self):
+            host_activate(self, idx)
+
+    def _host_written(self, idx):
+        """A Python-scope write of element idx activates its sparse ancestors."""
+        if guards_of(self):
+            host_activate(self, idx)
 
     def __iter__(self):
         raise UnsupportedError(f'iterating over field {self.name} in Python scope: Struct for is '
@@ -197,6 +207,8 @@ class Field(ir.ElementShape):
         """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
         `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
         a = self.storage.for_host_read().copy()
+        if guards_of(self):  # inactive cells read 0, as in Taichi
+            a *= host_active(self).reshape(self.shape + (1,) * len(self.elem_shape))
         es = self.elem_shape
         if len(es) == 1 and keep_dims:
             a = a.reshape(self.shape + (es[0], 1))
@@ -210,7 +222,11 @@ class Field(ir.ElementShape):
         `shape + (n, 1)`) into the field. The whole input is converted and checked first: a
         failed from_numpy leaves the field as it was. Float data into an integer field
         truncates toward zero, as in Taichi."""
-        self.storage.for_host_overwrite()[...] = self._numpy_input(arr)
+        a = self._numpy_input(arr)
+        if guards_of(self):  # Taichi writes the active cells only
+            a = np.where(host_active(self).reshape(self.shape + (1,) * len(self.elem_shape)),
+                         a, self.storage.for_host_read())
+        self.storage.for_host_overwrite()[...] = a
 
     def _numpy_input(self, arr):
         """`arr` converted for from_numpy (checked, not written)."""
@@ -271,6 +287,9 @@ class Field(ir.ElementShape):
             from .builtin_kernels import fill
             fill(self, v if not self.elem_shape else v.flat[0].item())
             return
+        if guards_of(self):  # (the fill kernel's struct-for visits active cells only)
+            v = np.where(host_active(self).reshape(self.shape + (1,) * len(self.elem_shape)),
+                         v, self.storage.for_host_read())
         self.storage.for_host_overwrite()[...] = v
 
     @state.synchronized
@@ -399,162 +418,6 @@ def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offs
     return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset)
 
 
-# ---------------------------------------------------------------- ti.root
-class _Axis:
-    def __init__(self, k):
-        self.k = k
-
-    def __repr__(self):
-        return 'ijkl'[self.k]
-
-
-i, j, k, l = _Axis(0), _Axis(1), _Axis(2), _Axis(3)
-ij, ik, il, jk, jl, kl = (i, j), (i, k), (i, l), (j, k), (j, l), (k, l)
-ijk, ijl, ikl, jkl, ijkl = (i, j, k), (i, j, l), (i, k, l), (j, k, l), (i, j, k, l)
-AXES = dict(i=i, j=j, k=k, l=l, ij=ij, ik=ik, il=il, jk=jk, jl=jl, kl=kl, ijk=ijk, ijl=ijl,
-            ikl=ikl, jkl=jkl, ijkl=ijkl)
-
-
-def axes(*ks):
-    """`ti.axes(0, 2)`: the axes with those numbers."""
-    return tuple(_Axis(int(x)) for x in ks)
-
-
-class SNode:
-    """`ti.root.dense(ti.ij, (n, m)).place(x, y)`: dense layouts only. A field's indices are
-    ordered by axis letter, as in Taichi: `ti.root.dense(ti.l, 5).dense(ti.i, 3).place(x)`
-    gives `x.shape == (3, 5)`, indexed `x[i, l]`; an axis used at several levels multiplies
-    their sizes."""
-
-    def __init__(self, levels=(), parent=None, kind='dense'):
-        self.levels = levels  # ((axis number, size), ...) from the root down
-        self._parent = parent  # the SNode this one was made under (`parent.dense(...)`)
-        self._kind = kind  # 'dense', or 'place' for a field's own node (`x.snode`)
-        self._below = None  # the levels under it down to the first field placed under it
-        self._field = None  # a place node's field (Taichi's `x.snode._name`, `.ptr`)
-        self._children = []  # (generation, node) of the nodes made under this one
-        if parent is not None:
-            kids = parent._children
-            if kids and kids[0][0] != state.generation:  # (from before the last ti.init())
-                kids.clear()
-            kids.append((state.generation, self))
-
-    def _get_children(self):
-        """Taichi's `snode._get_children()`: the nodes made under this one since ti.init()
-        (`dense` levels, and a place node per field placed here)."""
-        return [c for g, c in self._children if g == state.generation]
-
-    def parent(self, n=1):
-        """Taichi's `snode.parent(n)`: n levels up; `ti.root` at the top, None above it."""
-        node = self
-        for _ in range(n):
-            if node is None:
-                break
-            node = node._parent
-        return node
-
-    def _path_from_root(self):
-        path = [self]
-        while path[-1]._parent is not None:
-            path.append(path[-1]._parent)
-        return path[::-1]
-
-    def __str__(self):  # Taichi's: `ti.root => dense [3] => dense [3, 4, 5] => place [3, 4, 5]`
-        if self._parent is None:
-            return 'ti.root'
-        return f'{self._parent} => {self._kind} {list(self.shape)}'
-
-    @property
-    def _name(self):
-        """Taichi's `snode._name`: a place node's field name, else the node's kind."""
-        if self._field is not None:
-            return self._field.name
-        return 'root' if self._parent is None else self._kind
-
-    @property
-    def ptr(self):
-        """Taichi's `x.snode.ptr` reflection of a field's node: `get_snode_grad_type()`,
-        `has_adjoint_checkbit()`."""
-        if self._field is None:
-            raise AttributeError('only the node a field is placed as (x.snode) has .ptr')
-        return _PlaceInfo(self._field)
-
-    def _place_leaf(self):
-        """The node of a field placed here; the nodes above learn what lies under them."""
-        node = self
-        while node is not None:
-            if node._below is None:
-                node._below = self.levels[len(node.levels):]
-            node = node._parent
-        return SNode(self.levels, self, 'place')
-
-    def cell_ranges(self):
-        """Per axis, (size of the field's axis, step between this node's cells): what a
-        struct-for over the node iterates, at the resolution of the fields under it."""
-        step = {}
-        for ax, n in self._below or ():
-            step[ax] = step.get(ax, 1) * n
-        return [(n * step.get(ax, 1), step.get(ax, 1))
-                for ax, n in zip(sorted({a for a, _ in self.levels}), self.shape)]
-
-    @property
-    def shape(self):
-        sizes = {}
-        for ax, n in self.levels:
-            sizes[ax] = sizes.get(ax, 1) * n
-        return tuple(sizes[ax] for ax in sorted(sizes))
-
-    def dense(self, axes, dimensions):
-        axes = axes if isinstance(axes, (tuple, list)) else (axes,)
-        if not axes or not all(isinstance(a, _Axis) for a in axes):
-            raise VkdiffTypeError(f'dense() takes axes such as ti.i, ti.ij, ti.ijk; got {axes!r}')
-        if isinstance(dimensions, (int, np.integer)) and not isinstance(dimensions, bool):
-            dimensions = (int(dimensions),) * len(axes)
-        dimensions = convert.shape(dimensions, 'dense() dimensions')
-        if len(dimensions) != len(axes):
-            raise VkdiffValueError(f'dense(): {len(axes)} axes but {len(dimensions)} sizes')
-        return self._child(self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions)))
-
-    def _child(self, levels):
-        return SNode(levels, self)
-
-    def _sparse(kind):
-        def f(self, *args, **kwargs):
-            raise UnsupportedError(f'{kind.capitalize()} SNode is not supported on this backend '
-                                   f'(ti.root.{kind}): vkdiff has dense fields only; use '
-                                   'ti.root.dense(...) or ti.field(..., shape=...)')
-        f.__name__ = kind
-        return f
-
-    pointer, bitmasked, dynamic = _sparse('pointer'), _sparse('bitmasked'), _sparse('dynamic')
-    hash = quant_array = bit_array = _sparse('quantized')
-    del _sparse
-
-    def place(self, *fields, offset=None):
-        for f in fields:
-            if isinstance(f, (list, tuple)):
-                self.place(*f)
-                continue
-            if not hasattr(f, '_place'):
-                raise VkdiffTypeError(f'place() takes fields, got {type(f).__name__}')
-            f._place(self.shape)
-            leaf = self._place_leaf()
-            leaf._placed = f  # (ti.get_addr's layout: what this place holds)
-            if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
-                leaf._field = f
-                f._snode_leaf = leaf
-            if offset is not None:
-                f._set_offset(offset)
-        return self
-
-    def lazy_grad(self):
-        for f in list(state.fields):
-            if f.dtype.is_float and f.grad is None and f.is_grad_of is None and \
-                    f._generation == state.generation:
-                f._add_grad('grad')
-
-    def lazy_dual(self):
-        for f in list(state.fields):
-            if f.dtype.is_float and f.dual is None and f.is_grad_of is None and \
-                    f._generation == state.generation:
-                f._add_grad('dual')
+# ti.root and the SNode tree (lang/snode.py), re-exported here: `ti.i`, `SNode`, ...
+from .snode import (AXES, SNode, _Axis, axes, i, ij, ijk, ijkl, ijl, ik, ikl, il, j, jk, jkl,  # noqa: E402,F401
+                    jl, k, kl, l)

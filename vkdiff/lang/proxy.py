@@ -34,6 +34,7 @@ class _Element:
         shape = (f.m,) if self._row is not None else f.elem_shape
         a = convert.element(list(values), f.dtype, shape, f'{f.name}[...]')
         f.storage.for_host_write()[self._where()] = a
+        f._host_written(self._idx)
 
     def __getitem__(self, key):
         if self.ndim == 2 and self.m > 1 and not isinstance(key, tuple) and not _is_runtime(key):
@@ -54,6 +55,7 @@ class _Element:
         v = convert.scalar(value, f.dtype, f'{f.name}[...]')
         sub = (flat,) if self.ndim == 1 else divmod(flat, self.m)
         f.storage.for_host_write()[self._where() + tuple(sub)] = v
+        f._host_written(self._idx)
 
     def __reduce__(self):  # pickles/copies as a plain value
         return (Matrix._new, (self.entries, self.n, self.m, self.ndim))

@@ -415,6 +415,10 @@ class StructField:
         return self._derived('dual')
 
     def parent(self, n=1):
+        """The node the struct field was placed under (its members' container)."""
+        leaf = self._first_field().__dict__.get('_snode_leaf')
+        if leaf is not None:
+            return leaf.parent(n)
         from .. import root
         return root
 

@@ -1,0 +1,255 @@
+"""Sparse SNodes (pointer, bitmasked, dynamic) with Taichi 1.7.4's semantics (lang/sparse.py,
+frontend/sparse.py). Expected values are Taichi's (its CPU backend, its examples' printed output)
+or numpy's."""
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+
+@pytest.fixture(autouse=True)
+def _init():
+    ti.init()
+
+
+def _count(f):
+    @ti.kernel
+    def count() -> ti.i32:
+        n = 0
+        for I in ti.grouped(f):
+            n += 1
+        return n
+    return count()
+
+
+def test_pointer_write_activates_and_struct_for_visits_active_blocks_only():
+    x = ti.field(ti.f32)
+    blk = ti.root.pointer(ti.ij, 4)
+    blk.dense(ti.ij, 2).place(x)
+
+    @ti.kernel
+    def write():
+        x[1, 1] = 3.0
+        x[7, 6] = 2.0
+
+    write()
+    assert _count(x) == 8  # two 2x2 blocks
+    want = np.zeros((8, 8), np.float32)
+    want[1, 1], want[7, 6] = 3, 2
+    np.testing.assert_array_equal(x.to_numpy(), want)
+
+    @ti.kernel
+    def activity() -> ti.i32:
+        return ti.is_active(blk, [0, 0]) * 100 + ti.is_active(blk, [3, 3]) * 10 + \
+            ti.is_active(blk, [1, 0])
+
+    assert activity() == 110
+
+
+def test_pointer_deactivate_frees_the_cell_data_reads_zero_and_stays_zero_when_reactivated():
+    x = ti.field(ti.f32)
+    ptr = ti.root.pointer(ti.i, 16)
+    ptr.dense(ti.i, 16).place(x)
+
+    @ti.kernel
+    def fill_all():
+        for i in range(256):
+            x[i] = 1.0
+
+    @ti.kernel
+    def clear_odd():
+        for i in ptr:
+            if i % 2 == 1:
+                ti.deactivate(ptr, i)
+
+    @ti.kernel
+    def reactivate():
+        ti.activate(ptr, 3)
+
+    @ti.kernel
+    def read(i: ti.i32) -> ti.f32:
+        return x[i]
+
+    fill_all()
+    clear_odd()
+    a = x.to_numpy()
+    assert a.reshape(16, 16)[0::2].min() == 1 and a.reshape(16, 16)[1::2].max() == 0
+    assert read(17) == 0 and x[17] == 0 and read(16 * 2) == 1
+    assert _count(x) == 128
+    reactivate()
+    assert _count(x) == 128 + 16 and read(3 * 16 + 5) == 0.0
+
+
+def test_nested_pointers_as_taichis_explicit_activation_example():
+    """taichi/examples/features/sparse/explicit_activation.py; Taichi CPU prints these."""
+    x = ti.field(ti.i32)
+    block1 = ti.root.pointer(ti.ij, (4, 4))
+    block2 = block1.pointer(ti.ij, (2, 2))
+    block2.dense(ti.ij, (2, 2)).place(x)
+    out = ti.field(ti.i32, shape=(16, 2))
+    n = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def demo():
+        ti.activate(block1, [0, 1])
+        ti.activate(block2, [1, 2])
+        for i, j in x:  # x[2..3, 4..5]
+            k = ti.atomic_add(n[None], 1)
+            out[k, 0], out[k, 1] = i, j
+
+    demo()
+    got = sorted(map(tuple, out.to_numpy()[:n[None]].tolist()))
+    assert got == [(2, 4), (2, 5), (3, 4), (3, 5)]
+
+    @ti.kernel
+    def cells(node: ti.template()) -> ti.i32:
+        c = 0
+        for i, j in node:  # the node's own cell indices
+            c += 1000 * i + j + 1
+        return c
+
+    assert cells(block2) == 1000 * 1 + 2 + 1 and cells(block1) == 0 * 1000 + 1 + 1
+
+    @ti.kernel
+    def active(node: ti.template(), i: ti.i32, j: ti.i32) -> ti.i32:
+        return ti.is_active(node, [i, j])
+
+    @ti.kernel
+    def rescaled() -> ti.types.vector(2, ti.i32):
+        return ti.rescale_index(x, block1, [9, 17])
+
+    assert rescaled().to_list() == [2, 4]
+    assert active(block2, 1, 2) == 1
+    block2.deactivate_all()
+    assert active(block2, 1, 2) == 0 and active(block1, 0, 1) == 1
+    ti.deactivate_all_snodes()
+    assert active(block1, 0, 1) == 0
+
+
+def test_bitmasked_keeps_data_when_deactivated_and_hides_inactive_cells():
+    x = ti.field(ti.i32)
+    bm = ti.root.bitmasked(ti.i, 10)
+    bm.place(x)
+
+    @ti.kernel
+    def run():
+        for i in range(10):
+            if i % 3 == 0:
+                x[i] = i + 1
+        ti.deactivate(bm, 3)
+
+    @ti.kernel
+    def raw(i: ti.i32) -> ti.i32:
+        return x[i]
+
+    run()
+    np.testing.assert_array_equal(x.to_numpy(), [1, 0, 0, 0, 0, 0, 7, 0, 0, 10])
+    assert _count(x) == 3
+    assert raw(3) == 4  # Taichi's bitmasked lookup ignores the mask: the data is still there
+
+
+def test_python_scope_write_activates_fill_and_from_numpy_touch_active_cells_only():
+    x = ti.field(ti.f32)
+    ti.root.pointer(ti.i, 4).dense(ti.i, 2).place(x)
+    x[5] = 2.5
+    assert _count(x) == 2 and x[5] == 2.5
+    x.fill(7.0)  # Taichi's fill is a struct-for
+    np.testing.assert_array_equal(x.to_numpy(), [0, 0, 0, 0, 7, 7, 0, 0])
+    x.from_numpy(np.arange(8, dtype=np.float32))
+    np.testing.assert_array_equal(x.to_numpy(), [0, 0, 0, 0, 4, 5, 0, 0])
+    assert _count(x) == 2
+
+
+def test_dynamic_append_length_deactivate_and_reads_past_the_length():
+    x = ti.field(ti.i32)
+    d = ti.root.dense(ti.i, 3).dynamic(ti.j, 8, chunk_size=4)
+    d.place(x)
+
+    @ti.kernel
+    def fill_lists():
+        for i in range(3):
+            for k in range(i + 2):
+                ti.append(d, i, (k + 1) * 10)
+
+    @ti.kernel
+    def total() -> ti.i32:
+        s = 0
+        for i, j in x:
+            s += x[i, j]
+        return s + 1000 * ti.length(d, 2)
+
+    @ti.kernel
+    def methods() -> ti.i32:
+        x[1].deactivate()
+        x[0].append(99)
+        return x[0].length() * 100 + x[1].length()
+
+    @ti.kernel
+    def read(i: ti.i32, j: ti.i32) -> ti.i32:
+        return x[i, j]
+
+    fill_lists()
+    assert total() == (30 + 60 + 100) + 4000
+    assert methods() == 300
+    want = np.zeros((3, 8), np.int32)
+    want[0, :3] = [10, 20, 99]
+    want[2, :4] = [10, 20, 30, 40]
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    assert read(1, 0) == 0 and x[1, 0] == 0  # past the (emptied) list: 0
+    assert total() == (30 + 99 + 100) + 4000
+
+
+def test_dynamic_append_of_structs_returns_the_old_length():
+    pt = ti.types.struct(a=ti.i32, b=ti.f32)
+    s = pt.field()
+    ti.root.dynamic(ti.i, 16, chunk_size=4).place(s)
+    old = ti.field(ti.i32, shape=5)
+
+    @ti.kernel
+    def run() -> ti.i32:
+        for k in ti.static(range(5)):
+            old[k] = s.append(pt(k * 2, k * 0.5))
+        return s.length()
+
+    assert run() == 5
+    np.testing.assert_array_equal(old.to_numpy(), np.arange(5))
+    np.testing.assert_array_equal(s.a.to_numpy()[:6], [0, 2, 4, 6, 8, 0])
+    np.testing.assert_allclose(s.b.to_numpy()[:5], np.arange(5) * 0.5)
+
+
+def test_gradients_of_a_pointer_field_flow_to_active_cells():
+    x = ti.field(ti.f32, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    ti.root.pointer(ti.i, 4).dense(ti.i, 4).place(x, x.grad)
+
+    @ti.kernel
+    def init():
+        for i in range(4, 12):
+            x[i] = i * 0.5
+
+    @ti.kernel
+    def f():
+        for i in x:
+            loss[None] += x[i] ** 2
+
+    init()
+    with ti.ad.Tape(loss):
+        f()
+    v = np.where((np.arange(16) >= 4) & (np.arange(16) < 12), np.arange(16) * 0.5, 0)
+    assert loss[None] == pytest.approx((v ** 2).sum())
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * v)
+
+
+def test_sparse_node_errors_are_clear():
+    x = ti.field(ti.f32)
+    ptr = ti.root.pointer(ti.i, 4)
+    ptr.place(x)
+    with pytest.raises(ti.VkdiffError, match='kernel'):
+        ti.activate(ptr, 0)
+
+    @ti.kernel
+    def bad():
+        ti.activate(ptr, [0, 1])
+
+    with pytest.raises(ti.TaichiIndexError, match='takes 1 indices, got 2'):
+        bad()

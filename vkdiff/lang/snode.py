@@ -1,0 +1,204 @@
+"""API stage: the SNode tree (`ti.root.dense(...).pointer(...).place(x)`, `x.snode`,
+`snode.parent(n)`, axes `ti.i`, `ti.ij`, ...). Dense levels only shape the fields placed under
+them; pointer/bitmasked/dynamic levels add activation state (lang/sparse.py)."""
+import numpy as np
+
+from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
+from . import convert, state
+
+
+class _Axis:
+    def __init__(self, k):
+        self.k = k
+
+    def __repr__(self):
+        return 'ijkl'[self.k]
+
+
+i, j, k, l = _Axis(0), _Axis(1), _Axis(2), _Axis(3)
+ij, ik, il, jk, jl, kl = (i, j), (i, k), (i, l), (j, k), (j, l), (k, l)
+ijk, ijl, ikl, jkl, ijkl = (i, j, k), (i, j, l), (i, k, l), (j, k, l), (i, j, k, l)
+AXES = dict(i=i, j=j, k=k, l=l, ij=ij, ik=ik, il=il, jk=jk, jl=jl, kl=kl, ijk=ijk, ijl=ijl,
+            ikl=ikl, jkl=jkl, ijkl=ijkl)
+
+
+def axes(*ks):
+    """`ti.axes(0, 2)`: the axes with those numbers."""
+    return tuple(_Axis(int(x)) for x in ks)
+
+
+class SNode:
+    """`ti.root.dense(ti.ij, (n, m)).place(x, y)`: dense layouts only. A field's indices are
+    ordered by axis letter, as in Taichi: `ti.root.dense(ti.l, 5).dense(ti.i, 3).place(x)`
+    gives `x.shape == (3, 5)`, indexed `x[i, l]`; an axis used at several levels multiplies
+    their sizes."""
+
+    def __init__(self, levels=(), parent=None, kind='dense'):
+        self.levels = levels  # ((axis number, size), ...) from the root down
+        self._parent = parent  # the SNode this one was made under (`parent.dense(...)`)
+        self._kind = kind  # 'dense', or 'place' for a field's own node (`x.snode`)
+        self._below = None  # the levels under it down to the first field placed under it
+        self._field = None  # a place node's field (Taichi's `x.snode._name`, `.ptr`)
+        self._children = []  # (generation, node) of the nodes made under this one
+        self._placed_fields = ()  # a place node's fields (a struct field's members)
+        self._struct_field = None  # a place node's struct field
+        if parent is not None:
+            kids = parent._children
+            if kids and kids[0][0] != state.generation:  # (from before the last ti.init())
+                kids.clear()
+            kids.append((state.generation, self))
+
+    def _get_children(self):
+        """Taichi's `snode._get_children()`: the nodes made under this one since ti.init()
+        (`dense` levels, and a place node per field placed here)."""
+        return [c for g, c in self._children if g == state.generation]
+
+    def parent(self, n=1):
+        """Taichi's `snode.parent(n)`: n levels up; `ti.root` at the top, None above it."""
+        node = self
+        for _ in range(n):
+            if node is None:
+                break
+            node = node._parent
+        return node
+
+    def _path_from_root(self):
+        path = [self]
+        while path[-1]._parent is not None:
+            path.append(path[-1]._parent)
+        return path[::-1]
+
+    def __str__(self):  # Taichi's: `ti.root => dense [3] => dense [3, 4, 5] => place [3, 4, 5]`
+        if self._parent is None:
+            return 'ti.root'
+        return f'{self._parent} => {self._kind} {list(self.shape)}'
+
+    @property
+    def _name(self):
+        """Taichi's `snode._name`: a place node's field name, else the node's kind."""
+        if self._field is not None:
+            return self._field.name
+        return 'root' if self._parent is None else self._kind
+
+    @property
+    def ptr(self):
+        """Taichi's `x.snode.ptr` reflection of a field's node: `get_snode_grad_type()`,
+        `has_adjoint_checkbit()`."""
+        if self._field is None:
+            raise AttributeError('only the node a field is placed as (x.snode) has .ptr')
+        from .field import _PlaceInfo
+        return _PlaceInfo(self._field)
+
+    def _place_leaf(self):
+        """The node of a field placed here; the nodes above learn what lies under them."""
+        node = self
+        while node is not None:
+            if node._below is None:
+                node._below = self.levels[len(node.levels):]
+            node = node._parent
+        return SNode(self.levels, self, 'place')
+
+    @property
+    def shape(self):
+        sizes = {}
+        for ax, n in self.levels:
+            sizes[ax] = sizes.get(ax, 1) * n
+        return tuple(sizes[ax] for ax in sorted(sizes))
+
+    def dense(self, axes, dimensions):
+        return self._child(self._axes_dims('dense', axes, dimensions))
+
+    def _child(self, levels):
+        return SNode(levels, self)
+
+    def _axes_dims(self, kind, axes, dimensions):
+        axes = axes if isinstance(axes, (tuple, list)) else (axes,)
+        if not axes or not all(isinstance(a, _Axis) for a in axes):
+            raise VkdiffTypeError(f'{kind}() takes axes such as ti.i, ti.ij, ti.ijk; got {axes!r}')
+        if isinstance(dimensions, (int, np.integer)) and not isinstance(dimensions, bool):
+            dimensions = (int(dimensions),) * len(axes)
+        dimensions = convert.shape(dimensions, f'{kind}() dimensions')
+        if len(dimensions) != len(axes):
+            raise VkdiffValueError(f'{kind}(): {len(axes)} axes but {len(dimensions)} sizes')
+        return self.levels + tuple((a.k, n) for a, n in zip(axes, dimensions))
+
+    def pointer(self, axes, dimensions):
+        """A pointer level (lang/sparse.py): cells allocated when written or activated."""
+        from .sparse import make_node
+        return make_node(self, 'pointer', self._axes_dims('pointer', axes, dimensions))
+
+    def bitmasked(self, axes, dimensions):
+        """A bitmasked level (lang/sparse.py): one activation bit per cell."""
+        from .sparse import make_node
+        return make_node(self, 'bitmasked', self._axes_dims('bitmasked', axes, dimensions))
+
+    def dynamic(self, axis, dimension, chunk_size=None):
+        """A dynamic level (lang/sparse.py): a list of up to `dimension` cells along `axis`."""
+        from .sparse import make_node
+        axis = axis if isinstance(axis, (tuple, list)) else (axis,)
+        if len(axis) != 1:
+            raise VkdiffValueError('dynamic() takes exactly one axis')
+        return make_node(self, 'dynamic', self._axes_dims('dynamic', axis, dimension),
+                         chunk_size or dimension)
+
+    def deactivate_all(self):
+        """Deactivate every cell of the sparse nodes at and under this one (lang/sparse.py)."""
+        from .sparse import deactivate_all
+        deactivate_all(self)
+
+    def _sparse(kind):
+        def f(self, *args, **kwargs):
+            raise UnsupportedError(f'{kind.capitalize()} SNode is not supported on this backend '
+                                   f'(ti.root.{kind}): vkdiff has dense, pointer, bitmasked and '
+                                   'dynamic SNodes')
+        f.__name__ = kind
+        return f
+
+    hash = quant_array = bit_array = _sparse('quantized')
+    del _sparse
+
+    def place(self, *fields, offset=None):
+        for f in fields:
+            if isinstance(f, (list, tuple)):
+                self.place(*f)
+                continue
+            if not hasattr(f, '_place'):
+                raise VkdiffTypeError(f'place() takes fields, got {type(f).__name__}')
+            f._place(self.shape)
+            leaf = self._place_leaf()
+            leaf._placed = f  # (ti.get_addr's layout: what this place holds)
+            from .field import Field
+            if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
+                leaf._field = f
+                f._snode_leaf = leaf
+            leaf._placed_fields = _member_fields(f)
+            leaf._struct_field = None if isinstance(f, Field) else f
+            for m in leaf._placed_fields:  # struct members: their own x.snode is this leaf
+                m.__dict__.setdefault('_snode_leaf', leaf)
+                m.__dict__.pop('_sparse_guards', None)
+            if offset is not None:
+                f._set_offset(offset)
+        return self
+
+    def lazy_grad(self):
+        for f in list(state.fields):
+            if f.dtype.is_float and f.grad is None and f.is_grad_of is None and \
+                    f._generation == state.generation:
+                f._add_grad('grad')
+
+    def lazy_dual(self):
+        for f in list(state.fields):
+            if f.dtype.is_float and f.dual is None and f.is_grad_of is None and \
+                    f._generation == state.generation:
+                f._add_grad('dual')
+
+
+def _member_fields(f):
+    """The Fields a placed object stores into (a struct field's members, recursively)."""
+    from .field import Field
+    if isinstance(f, Field):
+        return [f]
+    members = getattr(f, '_members', None)
+    if isinstance(members, dict):
+        return [m for v in members.values() for m in _member_fields(v)]
+    return []

@@ -1,0 +1,292 @@
+"""API stage: sparse SNodes (`pointer`, `bitmasked`, `dynamic`) with Taichi's semantics, on a
+device without a memory allocator.
+
+Storage: every field keeps its dense storage for the whole extent of the tree (a pointer SNode
+costs what a dense one of the same shape does, plus 4 bytes per cell). Each pointer/bitmasked
+node has an i32 activation mask with one word per cell (`node.shape`); each dynamic node an i32
+length per cell of its container. Masks and lengths are ordinary fields (lang/field.Field), so
+kernels read and write them as any other Buffer.
+
+Semantics (Taichi 1.7.4's LLVM runtime, taichi/runtime/llvm/runtime_module/node_*.h):
+- writing a cell activates every sparse node above it (a dynamic one: length = max(length, j+1));
+- a pointer cell that is not active reads 0: the data of a deactivated pointer cell (and every
+  mask under it) is zeroed when it is deactivated, so reads need no check; a bitmasked cell keeps
+  its data (Taichi's bitmasked lookup ignores the mask); a dynamic cell reads 0 at j >= length;
+- struct-for over a field or node visits only cells whose sparse ancestors are all active;
+- `fill`, `from_numpy` touch active cells only, `to_numpy` gives 0 for inactive ones.
+The kernel-side IR is emitted by frontend/sparse.py; this module has the layout ("guards") and
+the Python-scope operations."""
+import numpy as np
+
+from .. import types as T
+from ..errors import VkdiffError, VkdiffTypeError
+from . import state
+
+SPARSE = ('pointer', 'bitmasked', 'dynamic')
+
+
+class Guard:
+    """One sparse node above a field (or a struct-for's node), seen from an index at the
+    resolution `levels`: which mask/length word covers the index, and for a dynamic node
+    where the index sits in its list."""
+
+    def __init__(self, node, levels):
+        self.node = node
+        self.kind = node._kind
+        res_axes = sorted({a for a, _ in levels})
+        owner = node._parent if self.kind == 'dynamic' else node
+        # (position in the index, step) per axis of the mask/length field
+        self.cell = [(res_axes.index(a), _step(a, levels, len(owner.levels)))
+                     for a in sorted({a for a, _ in owner.levels})]
+        self.store = node._sparse_store  # the mask (pointer/bitmasked) or length (dynamic) field
+        if self.kind == 'dynamic':
+            ax, n = node.levels[-1]
+            wrap = any(a == ax for a, _ in node._parent.levels)  # the axis is split above it
+            self.dyn = (res_axes.index(ax), _step(ax, levels, len(node.levels)), n, wrap)
+        else:
+            self.dyn = None
+
+    def cell_index(self, idx):
+        """Index of the mask/length word (works on ints, numpy arrays and kernel Values)."""
+        return [idx[p] // s if s != 1 else idx[p] for p, s in self.cell]
+
+    def position(self, idx):
+        """A dynamic node's j (the index within its list)."""
+        p, s, n, wrap = self.dyn
+        j = idx[p] // s if s != 1 else idx[p]
+        return j % n if wrap else j
+
+
+def _step(axis, levels, start):
+    """How many indices at resolution `levels` one cell at depth `start` spans along `axis`."""
+    s = 1
+    for a, n in levels[start:]:
+        if a == axis:
+            s *= n
+    return s
+
+
+def guards_of(field):
+    """The guards of a field placed under sparse nodes, top down (() for a dense field)."""
+    d = getattr(field, '__dict__', None)
+    if d is None:
+        return ()
+    g = d.get('_sparse_guards')
+    if g is not None:
+        return g
+    f = d.get('is_grad_of') or field
+    leaf = f.__dict__.get('_snode_leaf')
+    if leaf is None:
+        return ()
+    g = tuple(Guard(n, leaf.levels) for n in leaf._path_from_root() if n._kind in SPARSE)
+    field._sparse_guards = g
+    return g
+
+
+def guards_of_node(node):
+    """The guards of a struct-for over an SNode (its indices are the node's own cells)."""
+    return tuple(Guard(n, node.levels) for n in node._path_from_root() if n._kind in SPARSE)
+
+
+# ------------------------------------------------------------------ building the tree
+def make_node(parent, kind, levels, chunk_size=None):
+    """A pointer/bitmasked/dynamic child of `parent` with its mask (or length) field."""
+    from .field import Field
+    from .snode import SNode
+    node = SNode(levels, parent, kind)
+    if kind == 'dynamic':
+        node._chunk_size = chunk_size
+        shape = parent.shape
+    else:
+        shape = node.shape
+    node._sparse_store = Field(T.i32, shape, (), name=f'_{kind}{len(_nodes())}_'
+                               f'{"length" if kind == "dynamic" else "mask"}')
+    _registry.append((state.generation, node))
+    return node
+
+
+_registry = []
+
+
+def _nodes():
+    """The sparse nodes made since the last ti.init()."""
+    _registry[:] = [(g, n) for g, n in _registry if g == state.generation]
+    return [n for _, n in _registry]
+
+
+def fields_under(node):
+    """Every Field placed anywhere under `node`, with its gradient and dual."""
+    out = []
+    for c in node._get_children():
+        if c._kind == 'place':
+            for f in c._placed_fields:
+                out += [g for g in (f, f._grad, f._dual) if g is not None]
+        else:
+            out += fields_under(c)
+    return out
+
+
+def sparse_under(node):
+    """The sparse nodes strictly under `node`."""
+    out = []
+    for c in node._get_children():
+        if c._kind in SPARSE:
+            out.append(c)
+        out += sparse_under(c)
+    return out
+
+
+# ------------------------------------------------------------------ Python scope
+def host_active(field):
+    """A bool array of field.shape: which elements are active."""
+    shape = field.shape
+    act = np.ones(shape, dtype=bool)
+    idx = np.indices(shape) if shape else ()
+    for g in guards_of(field):
+        words = g.store.storage.for_host_read()
+        if g.kind == 'dynamic':
+            length = words[tuple(g.cell_index(idx))] if g.cell else words[()]
+            act &= g.position(idx) < length
+        else:
+            act &= words[tuple(g.cell_index(idx))] != 0
+    return act
+
+
+def host_is_active(field, idx):
+    for g in guards_of(field):
+        w = g.store.storage.for_host_read()[tuple(g.cell_index(idx))]
+        if (g.position(idx) >= w) if g.kind == 'dynamic' else w == 0:
+            return False
+    return True
+
+
+def host_activate(field, idx):
+    """Python-scope `x[idx] = v` activates the cell's sparse ancestors."""
+    for g in guards_of(field):
+        st = g.store.storage
+        cell = tuple(g.cell_index(idx))
+        if g.kind == 'dynamic':
+            j = g.position(idx)
+            if st.for_host_read()[cell] <= j:
+                st.for_host_write()[cell] = j + 1
+        elif st.for_host_read()[cell] == 0:
+            st.for_host_write()[cell] = 1
+
+
+def deactivate_all(node):
+    """`snode.deactivate_all()`: every cell of every sparse node at and under `node`; a pointer's
+    data is freed (zeroed here), a bitmasked node's kept, a dynamic node's lists emptied."""
+    nodes = ([node] if node._kind in SPARSE else []) + sparse_under(node)
+    for n in nodes:
+        n._sparse_store.fill(0)
+    if any(n._kind == 'pointer' for n in nodes):
+        top = [n for n in nodes if n._kind == 'pointer']
+        done = set()
+        for n in top:
+            for f in fields_under(n):
+                if id(f) not in done:
+                    done.add(id(f))
+                    f.storage.for_host_overwrite()[...] = 0
+
+
+def deactivate_all_snodes():
+    """`ti.deactivate_all_snodes()`: every sparse node of the program."""
+    for n in _nodes():
+        deactivate_all(n)
+
+
+def _in_kernel():
+    from ..frontend.context import current
+    return current() is not None
+
+
+def _kernel_only(name):
+    raise VkdiffError(f'ti.{name} can only be called in a kernel (Taichi scope)')
+
+
+def _check_node(node, name):
+    from .snode import SNode
+    if not isinstance(node, SNode):
+        if hasattr(node, 'snode') and name in ('append', 'length', 'deactivate', 'activate',
+                                               'is_active'):
+            raise VkdiffTypeError(f'ti.{name} takes an SNode (e.g. x.parent()), got a field')
+        raise VkdiffTypeError(f'ti.{name} takes an SNode, got {type(node).__name__}')
+
+
+def activate(node, indices):
+    """`ti.activate(snode, I)`: activate the cell I of `snode` (and its ancestors)."""
+    _check_node(node, 'activate')
+    if not _in_kernel():
+        _kernel_only('activate')
+    from ..frontend import sparse as fs
+    fs.activate(node, indices)
+
+
+def deactivate(node, indices):
+    """`ti.deactivate(snode, I)`: a pointer cell's data is zeroed (Taichi frees it), a
+    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied."""
+    _check_node(node, 'deactivate')
+    if not _in_kernel():
+        _kernel_only('deactivate')
+    from ..frontend import sparse as fs
+    fs.deactivate(node, indices)
+
+
+def is_active(node, indices):
+    """`ti.is_active(snode, I)`: 1 if the cell I of `snode` is active, else 0."""
+    _check_node(node, 'is_active')
+    if not _in_kernel():
+        _kernel_only('is_active')
+    from ..frontend import sparse as fs
+    return fs.is_active(node, indices)
+
+
+def append(node, indices, value):
+    """`ti.append(dyn, I, v)`: append v to the list at I of a dynamic node; the old length."""
+    from ..frontend import sparse as fs
+    if not _in_kernel():
+        _kernel_only('append')
+    if not _is_node(node):
+        node = node.parent()  # a field placed in the dynamic node (Taichi accepts it)
+    return fs.append(node, indices, value)
+
+
+def length(node, indices):
+    """`ti.length(dyn, I)`: the length of the list at I of a dynamic node."""
+    from ..frontend import sparse as fs
+    if not _in_kernel():
+        _kernel_only('length')
+    if not _is_node(node):
+        node = node.parent()
+    return fs.length(node, indices)
+
+
+def _is_node(x):
+    from .snode import SNode
+    return isinstance(x, SNode)
+
+
+def no_activate(*args):
+    """`ti.no_activate(x)`: a hint to Taichi's compiler; nothing to do here."""
+
+
+def rescale_index(a, b, I):
+    """`ti.rescale_index(a, b, I)`: the index I of field or SNode `a` at the resolution of `b`."""
+    from .matrix import Matrix, Vector
+    entries = list(I.entries) if isinstance(I, Matrix) else list(I)
+    out = list(entries)
+    for i in range(min(len(entries), len(a.shape), len(b.shape))):
+        if a.shape[i] > b.shape[i]:
+            out[i] = entries[i] // (a.shape[i] // b.shape[i])
+        elif a.shape[i] < b.shape[i]:
+            out[i] = entries[i] * (b.shape[i] // a.shape[i])
+    return Vector(out)
+
+
+def sparse_zero(field):
+    """What Python scope reads at an inactive dynamic cell: 0 (a zero vector/matrix)."""
+    if not field.elem_shape:
+        return 0.0 if field.dtype.is_float else 0
+    from .matrix import Matrix
+    z = np.zeros(field.elem_shape, dtype=field.dtype.np).tolist()
+    return Matrix(z)
