@@ -38,6 +38,25 @@ def accumulate(n):
     return x, y, acc
 
 
+def scaled_steps(steps, width, factor):
+    """A Tape's time steps: x of (steps + 1, width) f32, step(t): x[t + 1] = x[t] * factor,
+    total(): loss += sum of x[steps]; d loss / d x[0, i] = factor ** steps."""
+    x = ti.field(ti.f32, shape=(steps + 1, width), needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def step(t: ti.i32):
+        for i in range(width):
+            x[t + 1, i] = x[t, i] * factor
+
+    @ti.kernel
+    def total():
+        for i in range(width):
+            loss[None] += x[steps, i]
+
+    return x, loss, step, total
+
+
 class TimeSteps:
     """Per-time-step kernels on a Tape: pos[t + 1, i] = pos[t, i] + w * sin(pos[t, i]) for t
     below `steps` (one launch each, n particles, f64), loss = sum_i pos[steps, i]^2."""
@@ -79,3 +98,27 @@ class TimeSteps:
             dp = dp + np.sin(p) + w * np.cos(p) * dp
             p = p + w * np.sin(p)
         return (p ** 2).sum(), (2 * p * dp).sum()
+
+
+def gravity(N, dtype=ti.f32):
+    """examples/ad_gravity.py's energy: x, N 2-D positions; U = -sum_{i,j} 1 / |x_i - x_j|
+    (norm eps 1e-3) added by the kernel compute_U."""
+    x = ti.Vector.field(2, dtype=dtype, shape=N, needs_grad=True)
+    U = ti.field(dtype=dtype, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def compute_U():
+        for i, j in ti.ndrange(N, N):
+            r = x[i] - x[j]
+            U[None] += -1 / r.norm(1e-3)
+
+    return x, U, compute_U
+
+
+def gravity_expected(xs, eps=1e-3):
+    """(U, dU/dx) of positions xs (N x 2) in f64: dU/dx_k = 2 sum_j (x_k - x_j)
+    (|x_k - x_j|^2 + eps)^-3/2."""
+    X = np.asarray(xs, np.float64)
+    d = X[:, None, :] - X[None, :, :]
+    r2 = (d ** 2).sum(-1) + eps
+    return -(r2 ** -0.5).sum(), 2 * (d * r2[..., None] ** -1.5).sum(1)

@@ -75,6 +75,21 @@ def test_interleaved_fields_alignment_vectors_offsets_and_narrow_types():
                                   [0, 8, 24, 32, 48, 56, 36, 64, 16, 12, 36, -8, 8, 4, 5, 1, 0])
 
 
+def test_struct_field_members_are_consecutive_places_of_their_node():
+    s = ti.Struct.field({'a': ti.f32, 'b': ti.f64, 'c': ti.i8})
+    ti.root.dense(ti.i, 3).place(s)  # cells {f32 a, f64 b, i8 c}: 24 bytes
+    out = ti.field(ti.i64, shape=3)
+
+    @ti.kernel
+    def k():
+        out[0] = ti.cast(ti.get_addr(s.b, [1]) - ti.get_addr(s.a, [0]), ti.i64)
+        out[1] = ti.cast(ti.get_addr(s.c, [2]) - ti.get_addr(s.a, [0]), ti.i64)
+        out[2] = ti.cast(ti.get_addr(s.a, [1]) - ti.get_addr(s.a, [0]), ti.i64)
+
+    k()
+    np.testing.assert_array_equal(out.to_numpy(), [32, 64, 24])  # Taichi 1.7.4 CPU
+
+
 def test_run_time_indices_give_the_same_addresses_as_constant_ones():
     x = ti.field(ti.f32)
     ti.root.dense(ti.i, 3).dense(ti.i, 4).place(x)

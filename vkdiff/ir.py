@@ -180,6 +180,21 @@ def dependencies(roots):
     return order
 
 
+def upstream(roots, descend=None):
+    """Each statement `roots` are computed from (themselves included) once, depth first, so a
+    caller may stop early; with `descend`, only the operands of statements x with descend(x)
+    are followed."""
+    seen, stack = set(), list(roots)
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        yield x
+        if descend is None or descend(x):
+            stack.extend(x.args)
+
+
 def enclosing(stmt, ops):
     """The nearest enclosing statement whose op is in `ops`, or None."""
     b = stmt.parent

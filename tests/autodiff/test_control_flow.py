@@ -5,6 +5,8 @@ import pytest
 
 import vkdiff as ti
 
+from shared_programs import scaled_steps
+
 
 def _fd(f, x, h=1e-6):
     g = np.zeros_like(x)
@@ -346,18 +348,7 @@ def test_stores_in_exclusive_branches_are_not_rule_2():
 def test_long_tape_check_is_fast():
     import time
     steps = 2048
-    x = ti.field(ti.f32, shape=(steps + 1, 4), needs_grad=True)
-    loss = ti.field(ti.f32, shape=(), needs_grad=True)
-
-    @ti.kernel
-    def step(t: ti.i32):
-        for i in range(4):
-            x[t + 1, i] = x[t, i] * 0.99
-
-    @ti.kernel
-    def final():
-        for i in range(4):
-            loss[None] += x[steps, i]
+    x, loss, step, final = scaled_steps(steps, 4, 0.99)
 
     x.fill(1)
     step(0)

@@ -5,6 +5,8 @@ import pytest
 
 import vkdiff as ti
 
+from shared_programs import gravity, gravity_expected
+
 
 def test_fwdmode_several_outputs_and_vector_fields():
     n = 6
@@ -112,24 +114,6 @@ def test_custom_op_in_both_modes():
     assert loss.dual[None] == pytest.approx(g @ seed, rel=1e-10)
 
 
-def _gravity(N):
-    x = ti.Vector.field(2, dtype=ti.f64, shape=N, needs_grad=True)
-    U = ti.field(dtype=ti.f64, shape=(), needs_grad=True)
-
-    @ti.kernel
-    def compute_U():
-        for i, j in ti.ndrange(N, N):
-            r = x[i] - x[j]
-            U[None] += -1 / r.norm(1e-3)
-    return x, U, compute_U
-
-
-def _grad_ref(xs, eps=1e-3):
-    d = xs[:, None, :] - xs[None, :, :]
-    r2 = (d ** 2).sum(-1) + eps
-    return 2 * (d * r2[..., None] ** -1.5).sum(1)
-
-
 def _hessian_ref(xs, eps=1e-3):
     """Analytic Hessian of U = -sum_{i,j} (|x_i-x_j|^2+eps)^-1/2 (both orders of each pair)."""
     n = len(xs)
@@ -149,7 +133,7 @@ def _hessian_ref(xs, eps=1e-3):
 
 def test_hvp_gravity_against_analytic_hessian_and_fd():
     N = 7
-    x, U, compute_U = _gravity(N)
+    x, U, compute_U = gravity(N, ti.f64)
     rng = np.random.default_rng(5)
     X = rng.random((N, 2))
     x.from_numpy(X)
@@ -158,10 +142,10 @@ def test_hvp_gravity_against_analytic_hessian_and_fd():
     H = _hessian_ref(X)
     np.testing.assert_allclose(hv.ravel(), H @ v.ravel(), rtol=1e-9, atol=1e-9 * np.abs(H).max())
     h = 1e-6
-    fd = (_grad_ref(X + h * v) - _grad_ref(X - h * v)) / (2 * h)
+    fd = (gravity_expected(X + h * v)[1] - gravity_expected(X - h * v)[1]) / (2 * h)
     np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-6 * np.abs(fd).max())
     # the gradient comes as a by-product
-    np.testing.assert_allclose(x.grad.to_numpy(), _grad_ref(X), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.to_numpy(), gravity_expected(X)[1], rtol=1e-12)
 
 
 def test_gradcheck_in_f32_and_f64():

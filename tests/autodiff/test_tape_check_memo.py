@@ -5,26 +5,17 @@ import pytest
 
 import vkdiff as ti
 
+from shared_programs import scaled_steps
+
 
 def test_remembered_summaries_still_catch_a_new_overwrite():
     steps = 4
-    x = ti.field(ti.f32, shape=(steps + 1, 3), needs_grad=True)
-    loss = ti.field(ti.f32, shape=(), needs_grad=True)
-
-    @ti.kernel
-    def step(t: ti.i32):
-        for i in range(3):
-            x[t + 1, i] = x[t, i] * 1.5
+    x, loss, step, total = scaled_steps(steps, 3, 1.5)
 
     @ti.kernel
     def reset(t: ti.i32):
         for i in range(3):
             x[t, i] = 0.0
-
-    @ti.kernel
-    def total():
-        for i in range(3):
-            loss[None] += x[steps, i]
 
     for i in range(3):
         x[0, i] = i + 1.0
@@ -50,18 +41,7 @@ def test_a_repeated_launch_sequence_is_checked_once(monkeypatch):
     again (and its overwrite caught)."""
     from vkdiff.ad import tape as tape_mod
     steps = 3
-    x = ti.field(ti.f32, shape=(steps + 1, 2), needs_grad=True)
-    loss = ti.field(ti.f32, shape=(), needs_grad=True)
-
-    @ti.kernel
-    def step(t: ti.i32):
-        for i in range(2):
-            x[t + 1, i] = x[t, i] * 2.0
-
-    @ti.kernel
-    def total():
-        for i in range(2):
-            loss[None] += x[steps, i]
+    x, loss, step, total = scaled_steps(steps, 2, 2.0)
 
     calls = []
     real = tape_mod.check_tape

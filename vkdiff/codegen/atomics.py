@@ -5,8 +5,7 @@ from .. import types as T
 from ..errors import CompileError, located
 from . import narrow
 
-SCOPE_DEVICE = 1
-SEM_RELAXED = 0
+SCOPE_DEVICE, SEM_RELAXED = narrow.SCOPE_DEVICE, narrow.SEM_RELAXED
 
 
 def native_float_atomic(features, dtype, fn):
@@ -90,20 +89,6 @@ def _cas_loop(cg, ptr, fn, dt, val):
             return cg.op('OpIMul', ti, old, val)
     if it.bits == 64:
         m.capability('Int64Atomics')
-    ti = cg.t(it)
-    oldv = cg.local_var(it, 'cas')
-    cg.emit(f'OpStore {oldv} {cg.op("OpLoad", ti, ptr)}')
-    header, cont, merge = cg.open_loop('cas')
-    old = cg.op('OpLoad', ti, oldv)
-    scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
-    seen = cg.op('OpAtomicCompareExchange', ti, ptr, scope, sem, sem, step(old), old)
-    cg.emit(f'OpStore {oldv} {seen}')
-    done = cg.op('OpIEqual', m.bool(), seen, old)
-    cg.emit(f'OpBranchConditional {done} {merge} {cont}')
-    cg.terminated = True
-    cg.label(cont)
-    cg.emit(f'OpBranch {header}')
-    cg.terminated = True
-    cg.label(merge)
-    result = cg.op('OpLoad', ti, oldv)
+    ti = cg.t(it)  # (step's)
+    result = narrow.cas_loop(cg, it, ptr, step)
     return cg.op('OpBitcast', tf, result) if dt.is_float else result

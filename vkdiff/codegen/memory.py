@@ -128,16 +128,23 @@ class GlobalMemory:
         m = self.m
         self.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
 
-    def element_index(self, s):
-        """The flat index (i32) of the component a global access names: row-major over the
-        buffer's (possibly run-time) shape, components innermost."""
-        f = s.buf
-        i32 = self.t(T.i32)
+    def row_major(self, s):
+        """The flat element index (i32) of a global access's indices, row-major over its
+        buffer's (possibly run-time) shape; None without indices."""
+        f, i32 = s.buf, self.t(T.i32)
         idx = None
         for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
             v = self.values[ix]
             idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,
                                                                        self.dim(f, k, n)), v)
+        return idx
+
+    def element_index(self, s):
+        """The flat index (i32) of the component a global access names: row-major over the
+        buffer's (possibly run-time) shape, components innermost."""
+        f = s.buf
+        i32 = self.t(T.i32)
+        idx = self.row_major(s)
         comp = s.attrs.get('comp', 0)
         if f.ncomp > 1:
             base = self.op('OpIMul', i32, idx, self.m.i32(f.ncomp)) if idx is not None else None
@@ -160,12 +167,7 @@ class GlobalMemory:
             m = self.m
             vt = m.vector(self.t(f.dtype), f.ncomp)
             var = m._cached(('vecview', f), lambda: self._vector_view(f, vt))
-            i32 = self.t(T.i32)
-            idx = None
-            for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
-                v = self.values[ix]
-                idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,
-                                                                           self.dim(f, k, n)), v)
+            idx = self.row_major(s)
             ptr = self.op('OpAccessChain', m.pointer('StorageBuffer', vt), var, m.i32(0), idx)
             vec = self.vec_loads[key] = self.op('OpLoad', vt, ptr)
         return vec

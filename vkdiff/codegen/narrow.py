@@ -98,20 +98,31 @@ def atomic(cg, s):
     val = cg.values[s.value_arg]
     mask = cg.op('OpShiftLeftLogical', u32, m.const(T.u32, (1 << dt.bits) - 1), shift)
     keep = cg.op('OpNot', u32, mask)
-    wvar = cg.local_var(T.u32, 'cas')
-    cg.emit(f'OpStore {wvar} {cg.op("OpLoad", u32, ptr)}')
+
+    def step(old):
+        new_e = narrow(cg, dt, _apply(cg, fn, dt, _extract(cg, dt, old, shift), val))
+        return cg.op('OpBitwiseOr', u32, cg.op('OpBitwiseAnd', u32, old, keep),
+                     cg.op('OpShiftLeftLogical', u32, _bits(cg, dt, new_e), shift))
+    return _extract(cg, dt, cas_loop(cg, T.u32, ptr, step), shift)
+
+
+def cas_loop(cg, it, ptr, step):
+    """A compare-exchange loop on the integer (type it) at ptr: old = *ptr; do { seen =
+    CAS(ptr, expected old, new step(old)) } while (seen != old). Returns the value the
+    exchange replaced (atomics.py runs float atomics through it too)."""
+    m, ti = cg.m, cg.t(it)
+    var = cg.local_var(it, 'cas')
+    cg.emit(f'OpStore {var} {cg.op("OpLoad", ti, ptr)}')
     header, cont, merge = cg.open_loop('cas')
-    old = cg.op('OpLoad', u32, wvar)
-    new_e = narrow(cg, dt, _apply(cg, fn, dt, _extract(cg, dt, old, shift), val))
-    new = cg.op('OpBitwiseOr', u32, cg.op('OpBitwiseAnd', u32, old, keep),
-                cg.op('OpShiftLeftLogical', u32, _bits(cg, dt, new_e), shift))
+    old = cg.op('OpLoad', ti, var)
+    new = step(old)
     scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
-    seen = cg.op('OpAtomicCompareExchange', u32, ptr, scope, sem, sem, new, old)
-    cg.emit(f'OpStore {wvar} {seen}')
+    seen = cg.op('OpAtomicCompareExchange', ti, ptr, scope, sem, sem, new, old)
+    cg.emit(f'OpStore {var} {seen}')
     cg.emit(f'OpBranchConditional {cg.op("OpIEqual", m.bool(), seen, old)} {merge} {cont}')
     cg.terminated = True
     cg.label(cont)
     cg.emit(f'OpBranch {header}')
     cg.terminated = True
     cg.label(merge)
-    return _extract(cg, dt, cg.op('OpLoad', u32, wvar), shift)
+    return cg.op('OpLoad', ti, var)

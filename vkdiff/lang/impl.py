@@ -7,7 +7,19 @@ from ..errors import VkdiffTypeError
 from . import state
 
 
-class _Config:
+class _DefaultTypes:
+    """The program's default float and int types (Taichi's config and runtime both have them)."""
+
+    @property
+    def default_fp(self):
+        return T.Defaults.fp
+
+    @property
+    def default_ip(self):
+        return T.Defaults.ip
+
+
+class _Config(_DefaultTypes):
     """Taichi's CompileConfig, as far as vkdiff has its settings (read at each access)."""
     arch = 'vulkan'
     advanced_optimization = True
@@ -25,25 +37,9 @@ class _Config:
     def print_ir(self):
         return bool(state.config['print_ir'])
 
-    @property
-    def default_fp(self):
-        return T.Defaults.fp
 
-    @property
-    def default_ip(self):
-        return T.Defaults.ip
-
-
-class _Runtime:
+class _Runtime(_DefaultTypes):
     """Taichi's PyTaichi runtime object: the default float and int types of the program."""
-
-    @property
-    def default_fp(self):
-        return T.Defaults.fp
-
-    @property
-    def default_ip(self):
-        return T.Defaults.ip
 
     def set_default_fp(self, dtype):
         """The float type of `float` annotations and literals from now on."""

@@ -32,7 +32,7 @@ def get_addr(f, indices):
     """`ti.get_addr(x, [i, j])` or `ti.get_addr(x.snode, I)`: the u64 address of x[i, j]."""
     if current() is None:
         raise TaichiSyntaxError('ti.get_addr can only be called inside a kernel')
-    leaf = _place_node(f)
+    leaf, member = _place_node(f)
     idx = _indices(indices)
     axes = sorted({a for a, _ in leaf.levels})
     if len(idx) != len(axes):
@@ -53,7 +53,7 @@ def get_addr(f, indices):
             addr = addr + _cell_layout(parent)[0][id(node)]
         if node is not leaf:
             addr = addr + _cell_index(node, leaf, index) * _cell_layout(node)[1]
-    return ops.cast(addr, T.u64)
+    return ops.cast(addr + _member_offsets(leaf)[0].get(id(member), 0), T.u64)
 
 
 def _what(leaf):
@@ -61,12 +61,12 @@ def _what(leaf):
 
 
 def _place_node(f):
-    """The place SNode of a field (its `snode`), or the place node itself."""
+    """(the place SNode of a field, the field) or (a place node, None)."""
     from .field import Field, SNode
     if isinstance(f, Field):
-        return f.snode
+        return f.snode, f
     if isinstance(f, SNode) and f._kind == 'place':
-        return f
+        return f, None
     raise error('ti.get_addr takes a field or the SNode it is placed as (x.snode), got '
                 f'{type(f).__name__}', TaichiTypeError)
 
@@ -113,24 +113,27 @@ def _cell_index(node, leaf, index):
     return cell
 
 
-def _parts(node):
-    """The (bytes, count) runs a place node holds: a field's components, a struct's members."""
-    f = node._field if node._field is not None else getattr(node, '_placed', None)
-    if f is None:
-        return []
-    if hasattr(f, '_leaves'):  # a struct field: its members, in order
-        return [(m.dtype.nbytes, m.ncomp) for m in f._leaves()]
-    return [(f.dtype.nbytes, f.ncomp)]
+def _member_offsets(node):
+    """({id(field): byte offset}, bytes, alignment) of what a place node holds as a C struct: a
+    field's components, or a struct field's members in order (each a place of its own in
+    Taichi)."""
+    fields = list(getattr(node, '_placed_fields', ()) or ())
+    if not fields and node._field is not None:
+        fields = [node._field]
+    offsets, off, align = {}, 0, 1
+    for m in fields:
+        nbytes = m.dtype.nbytes
+        off = -(-off // nbytes) * nbytes
+        offsets[id(m)] = off
+        off += nbytes * m.ncomp
+        align = max(align, nbytes)
+    return offsets, -(-off // align) * align, align
 
 
 def _size_align(node):
     """(bytes, alignment) of what a node puts in its parent's cell."""
     if node._kind == 'place':
-        off, align = 0, 1
-        for nbytes, count in _parts(node):
-            off = -(-off // nbytes) * nbytes + nbytes * count
-            align = max(align, nbytes)
-        return -(-off // align) * align, align
+        return _member_offsets(node)[1:]
     if node._kind != 'dense':
         raise error(f'ti.get_addr: a {node._kind} SNode in the same tree has no fixed layout; '
                     'vkdiff models dense layouts only', UnsupportedError)

@@ -20,17 +20,9 @@ from .host_eval import host_eval
 
 def _invariant(s, loop):
     """True if s does not depend on anything computed inside the parallel loop."""
-    stack, seen = [s], set()
-    while stack:
-        x = stack.pop()
-        if x in seen:
-            continue
-        seen.add(x)
-        if x.op == 'const':
-            continue
-        if x.op not in ir.PURE or _inside(x, loop):
+    for x in ir.upstream([s], descend=lambda x: x.op != 'const'):
+        if x.op != 'const' and (x.op not in ir.PURE or _inside(x, loop)):
             return False
-        stack.extend(x.args)
     return True
 
 
@@ -245,15 +237,10 @@ def _hoist_invariant_loads(task):
 
 def _fast_modulus(s, loop):
     """B if an index of atomic s depends on `loop % B` (the fastest-varying ndrange index)."""
-    seen, stack, found = set(), list(s.indices), None
-    while stack:
-        x = stack.pop()
-        if x in seen:
-            continue
-        seen.add(x)
+    found = None
+    for x in ir.upstream(s.indices, descend=lambda x: x is not loop):
         if x.op == 'mod' and x.args[0] is loop and x.args[1].op == 'const':
             found = x.args[1].attrs['value']
-        stack.extend(a for a in x.args if a is not loop)
     return found
 
 

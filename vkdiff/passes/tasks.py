@@ -227,19 +227,13 @@ def _nested(s):
 def _must_spill(v, end, group_of, writes):
     """Whether the value v (defined at top level) cannot be recomputed by a task that sees the
     writes of groups before `end`."""
-    seen, stack = set(), [v]
-    while stack:
-        s = stack.pop()
-        if s in seen:
-            continue
-        seen.add(s)
+    for s in ir.upstream([v]):
         if s.op == 'gload':
             first = group_of.get(s, end)
             if any(s.attrs['buf'] in writes[k] for k in range(first, end)):
                 return True
         elif s.op not in ir.PURE:
             return True
-        stack.extend(s.args)
     return False
 
 
