@@ -134,8 +134,7 @@ def campaign(a):
     combined counts every 25 programs, pass on everything else they print, and stop them all when
     a.kernels kernels have been checked or every worker has run a.n programs."""
     seed = a.seed if a.seed is not None else random.randrange(2**31)
-    print(f'campaign: {a.jobs} workers, seeds {seed}..{seed + a.jobs - 1}, '
-          f'stop at {a.kernels or "-"} kernels or {a.n} programs per worker', flush=True)
+
     passthrough = []
     skip = {'--jobs', '--kernels', '--seed', '-n'}
     argv = sys.argv[1:]
@@ -150,6 +149,8 @@ def campaign(a):
         passthrough.append(argv[i])
         i += 1
     n = a.n if a.kernels is None else max(a.n, a.kernels)
+    print(f'campaign: {a.jobs} workers, seeds {seed}..{seed + a.jobs - 1}, '
+          f'stop at {a.kernels or "-"} kernels or {n} programs per worker', flush=True)
     workers = [subprocess.Popen([sys.executable, os.path.abspath(__file__), '--progress', '--seed', str(seed + j),
                                  '-n', str(n)] + passthrough, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, bufsize=1) for j in range(a.jobs)]

@@ -27,7 +27,7 @@ from vkdiff.runtime import _vkrt  # noqa: E402  (after the layer is set up)
 FEATURES = {"float32_atomic_add", "float32_atomic_minmax", "float64", "int64",
             "float64_atomic_add", "int64_atomics", "subgroup_basic", "subgroup_vote",
             "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle",
-            "float_controls_preserve32", "float_controls_preserve64"}
+            "float_controls_preserve32", "float_controls_preserve64", "unified_memory"}
 FLOAT_CONTROLS = {"float_controls_preserve32", "float_controls_preserve64"}
 LIMITS = {"max_workgroup_count_x", "max_workgroup_size_x", "max_workgroup_invocations",
           "max_storage_buffer_range", "max_push_constants_size", "max_storage_buffers_per_stage",
@@ -54,9 +54,15 @@ def new_device(**kw):
     return _vkrt.Device(**kw)
 
 
-@pytest.fixture(scope="module")
-def dev():
-    d = new_device()
+@pytest.fixture(scope="module", params=["unified", "staged"])
+def dev(request):
+    """Each test runs on a device whose Buffers are one mapped device-local buffer (where the
+    device has unified memory, as lavapipe has) and on one whose Buffers have a staging copy."""
+    predates = not hasattr(_vkrt.Buffer, "allocated_bytes")  # a module built before unified memory
+    d = new_device(disable=["unified_memory"] if request.param == "staged" and not predates else [])
+    if request.param == "unified" and not d.features.get("unified_memory"):
+        d.close()
+        pytest.skip("this device has no unified memory (or _vkrt predates it: rebuild it)")
     yield d
     d.close()
 
@@ -73,6 +79,11 @@ def layer_log(request):
     if VALIDATING and request.node.name not in EXPECT_MESSAGES:
         messages = validation.read_new_messages()
         assert messages == [], "validation layer:\n" + "\n\n".join(messages)
+
+
+def mapped(buf):
+    """One mapped device-local buffer (unified memory): upload/download record nothing."""
+    return getattr(buf, "mapped", False)  # (False: a module built before unified memory)
 
 
 def u32(buf):
@@ -123,6 +134,8 @@ def test_list_devices(dev):
 def test_device_properties(dev):
     if set(dev.features) == FEATURES - FLOAT_CONTROLS:
         pytest.skip("vkdiff/runtime/_vkrt was built before it reported float controls: rebuild it")
+    if "unified_memory" not in dev.features:
+        pytest.skip("vkdiff/runtime/_vkrt was built before unified memory: rebuild it")
     assert set(dev.features) == FEATURES
     assert all(isinstance(v, bool) for v in dev.features.values())
     assert set(dev.limits) == LIMITS
@@ -135,11 +148,14 @@ def test_device_properties(dev):
     assert dev.name in repr(dev)
     if "llvmpipe" in dev.name:  # what Mesa 22.3's lavapipe offers
         on = {k for k, v in dev.features.items() if v}
-        assert on == (FEATURES & set(dev.features)) - {"float64_atomic_add"}
+        staged = set() if "unified_memory" in on else {"unified_memory"}  # the staged fixture
+        assert on == (FEATURES & set(dev.features)) - {"float64_atomic_add"} - staged
 
 
 def test_disable_features(dev):
     off = ["float32_atomic_add", "float64", "int64", "subgroup_vote"]
+    if dev.features.get("unified_memory") is False:
+        off.append("unified_memory")  # as `dev` has it
     d = new_device(disable=off)
     try:
         for k in set(dev.features) & FEATURES:
@@ -170,15 +186,38 @@ def test_buffer_round_trip(dev):
     run(dev, ("up", buf), ("bar",), ("down", buf))
     assert (buf.host == data).all()
     h[:] = 0
-    run(dev, ("down", buf))  # the device side kept the data
-    assert (buf.host == data).all()
+    run(dev, ("down", buf))
+    if mapped(buf):  # the host's view is the device's memory: upload/download record nothing
+        assert not buf.host.any()
+    else:  # the device side kept the data
+        assert (buf.host == data).all()
 
 
 def test_new_buffer_is_zero_on_device(dev):
     buf = dev.buffer(4096)
     buf.host[:] = 0xAB
     run(dev, ("down", buf))
-    assert not buf.host.any()
+    assert (buf.host == 0xAB).all() if mapped(buf) else not buf.host.any()
+    read = dev.algorithm([buf], glsl(ADD), 8)  # what the device sees: add 0 to word 0
+    run(dev, (read, 1, struct.pack("<II", 1, 0)), ("bar",), ("down", buf))
+    assert (buf.host == 0xAB).all() if mapped(buf) else not buf.host.any()
+
+
+def test_buffer_memory(dev):
+    """A mapped Buffer holds one allocation of device memory, a staged one two (its staging
+    copy): the memory per field halves on unified memory."""
+    if not hasattr(_vkrt.Buffer, "allocated_bytes"):
+        pytest.skip("vkdiff/runtime/_vkrt was built before unified memory: rebuild it")
+    buf = dev.buffer(4 << 20)
+    assert buf.mapped == dev.features["unified_memory"]
+    assert buf.allocated_bytes >= 4 << 20
+    assert buf.allocated_bytes < (4 << 20) * (1.1 if mapped(buf) else 2.2)
+    b = dev.batch()
+    b.upload(buf)
+    b.barrier()
+    b.download(buf)
+    assert b.pending == (1 if mapped(buf) else 3)
+    b.submit()
 
 
 def test_host_view_is_zero_copy_and_keeps_buffer_alive(dev):
@@ -213,7 +252,7 @@ def test_dispatch(dev):
     b.dispatch(add, (n + 63) // 64, bytearray(struct.pack("<II", n - 1, 10)))  # any buffer
     b.barrier()
     b.download(buf)
-    assert b.pending == 7
+    assert b.pending == (5 if mapped(buf) else 7)  # a mapped buffer's upload/download: no command
     b.submit()
     assert b.pending == 0
     expected = np.arange(n, dtype=np.uint32) + 15

@@ -4,7 +4,13 @@ it is submitted without waiting (the device runs it while the host records the n
 sync points the rest is submitted and waited for. A global memory barrier is recorded only
 between commands that depend on each other (read-after-write, write-after-write, write-after-read
 on the same buffer), across submissions too: the sets of buffers read and written since the last
-barrier are only forgotten once everything submitted has finished."""
+barrier are only forgotten once everything submitted has finished.
+
+Field memory: on unified-memory devices (CPU drivers such as lavapipe, integrated GPUs: the native
+feature 'unified_memory') a field is one device-local buffer the host maps, so host reads and
+writes touch it directly: a read waits for the recorded and running commands only when they may
+write the field, a write when they use it at all (a write must not reach a command recorded before
+it). Elsewhere a field is a device buffer plus a staging copy, moved by upload/download commands."""
 import os
 import time
 
@@ -32,10 +38,12 @@ KICK_SECONDS = float(os.environ.get('VKDIFF_KICK_MS', 1.0)) / 1000
 
 
 class Storage:
-    """A field's buffer: device memory plus a host mirror (the mapped staging buffer).
-    `state` says which side is newer: 'synced', 'host' (needs upload), 'device' (needs download)."""
+    """A field's buffer and its host view: the buffer's own memory (`mapped`: unified memory) or
+    a staging copy. `state` says which side is newer: 'synced', 'host' (needs upload; never when
+    mapped), 'device' (written by commands since the host last looked: needs a download, or when
+    mapped only the wait for those commands)."""
 
-    __slots__ = ('rt', 'buf', 'host', 'state', 'nbytes', '__weakref__')
+    __slots__ = ('rt', 'buf', 'host', 'state', 'nbytes', 'mapped', '__weakref__')
 
     def __init__(self, rt, shape, np_dtype, name=None):
         self.rt = rt
@@ -53,12 +61,16 @@ class Storage:
             raise OutOfMemoryError(f'out of memory allocating {what} on {rt.name} ({e}); the '
                                    'fields allocated before are intact') from None
         self.host = self.buf.host[:n].view(np_dtype).reshape(shape)
+        self.mapped = getattr(self.buf, 'mapped', False)  # (a native module not rebuilt yet)
         self.state = 'synced'
 
     def for_host_read(self):
         if self.state == 'device':
-            self.rt.download(self)
-            self.rt.flush()
+            if not self.mapped:
+                self.rt.download(self)
+                self.rt.flush()
+            elif self in self.rt.used:  # recorded or running commands may still write it
+                self.rt.flush()
             self.state = 'synced'
         return self.host
 
@@ -69,9 +81,9 @@ class Storage:
     def for_host_overwrite(self):
         """The host mirror, for a write that replaces every element (the device copy is not
         downloaded first)."""
-        if self in self.rt.staged:
+        if self in (self.rt.used if self.mapped else self.rt.staged):
             self.rt.flush()
-        self.state = 'host'
+        self.state = 'synced' if self.mapped else 'host'
         return self.host
 
 
@@ -93,6 +105,7 @@ class Runtime:
         self.written = set()  # buffers written since the last barrier
         self.read = set()     # buffers read since the last barrier
         self.staged = set()   # storages whose staging memory pending commands use
+        self.used = set()     # storages that commands since the last sync read or write
         self.launches = 0
         self.recording_since = None  # perf_counter() of the first command since a submission
         # a native module built before Batch.wait (a checkout not rebuilt yet) only submits
@@ -112,12 +125,17 @@ class Runtime:
         w.update(writes)
 
     def upload(self, st):
+        if st.mapped:  # the device reads the host's writes directly
+            st.state = 'synced'
+            return
         self._hazard((), (st,))
         self.batch.upload(st.buf)
         self.staged.add(st)
         st.state = 'synced'
 
     def download(self, st):
+        if st.mapped:  # the host reads the device's memory once the commands are done
+            return
         self._hazard((st,), ())
         self.batch.download(st.buf)
         self.staged.add(st)
@@ -132,6 +150,8 @@ class Runtime:
                 self.upload(st)
             st.state = 'device'
         self._hazard(reads, writes)
+        self.used.update(reads)  # (staged storages too: cheaper than sorting them out)
+        self.used.update(writes)
         self.batch.dispatch(algo, groups, push)
         now = time.perf_counter()
         if self.recording_since is None:
@@ -159,6 +179,7 @@ class Runtime:
         self.written.clear()
         self.read.clear()
         self.staged.clear()
+        self.used.clear()
         for st, _ in checks:
             st.state = 'synced'
         error = None

@@ -10,10 +10,21 @@
 // layer asks for (Batch.barrier), plus one to the host at the end of a submit.
 //
 // Python objects: Device (holds a Ctx: instance, device, queue, kp::Manager),
-// Buffer (kp::Tensor eDevice: device-local buffer + mapped host-visible
-// staging), Algorithm (kp::Algorithm: pipeline + descriptor set), Batch
-// (kp::Sequence). Every object holds the Ctx, so the VkDevice outlives them;
-// Device.close() tears everything down at once.
+// Buffer (kp::Tensor), Algorithm (kp::Algorithm: pipeline + descriptor set),
+// Batch (kp::Sequence).
+//
+// Buffer memory. Where the host-visible coherent memory Kompute maps for a
+// kp::Tensor eHost is device-local too (unified memory: CPU drivers such as
+// lavapipe, integrated GPUs), a Buffer is that one buffer, persistently mapped:
+// the host reads and writes the memory the shaders use, with no staging copy
+// and no copy commands (feature "unified_memory"; disable=["unified_memory"]
+// turns it off). Elsewhere (discrete GPUs: there the first host-visible type is
+// system memory, and host reads through a BAR are uncached) a Buffer is a
+// kp::Tensor eDevice: a device-local buffer plus a mapped host-visible staging
+// copy, moved by Batch.upload / Batch.download.
+//
+// Every object holds the Ctx, so the VkDevice outlives them; Device.close()
+// tears everything down at once.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -38,7 +49,7 @@ const std::vector<std::string> kFeatureNames = {
     "float32_atomic_add", "float32_atomic_minmax", "float64", "int64",
     "float64_atomic_add", "int64_atomics", "subgroup_basic", "subgroup_vote",
     "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle",
-    "float_controls_preserve32", "float_controls_preserve64"};
+    "float_controls_preserve32", "float_controls_preserve64", "unified_memory"};
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
 
@@ -178,6 +189,7 @@ struct Ctx {
     VkPhysicalDeviceLimits limits{};
     VkDeviceSize max_alloc = 0;
     bool has_budget = false;  // VK_EXT_memory_budget enabled
+    bool mapped = false;  // Buffers are one mapped device-local buffer (unified memory)
     std::mutex queue_mutex;  // vkQueueSubmit needs external synchronisation
     bool closed = false;
     std::vector<std::weak_ptr<kp::Tensor>> tensors;
@@ -227,10 +239,13 @@ struct Ctx {
         seq.evalAsync();
     }
 
-    std::shared_ptr<kp::Tensor> tensor(uint64_t nbytes)
+    // A zeroed buffer of nbytes (rounded up); `allocated` receives the bytes of
+    // device memory it holds (both allocations of a staged one).
+    std::shared_ptr<kp::Tensor> tensor(uint64_t nbytes, uint64_t* allocated = nullptr)
     {
         // Round up to a multiple of nonCoherentAtomSize: kp flushes the whole
-        // mapped range when it destroys the staging buffer.
+        // mapped range when it destroys the buffer (the staging one, or the
+        // mapped one itself).
         uint64_t atom = std::max<uint64_t>(4, limits.nonCoherentAtomSize);
         uint64_t words = (std::max<uint64_t>(nbytes, 1) + atom - 1) / atom * atom / 4;
         if (words * 4 > max_alloc)
@@ -242,7 +257,14 @@ struct Ctx {
         } catch (const std::bad_alloc&) {
             throw OutOfMemory("out of host memory for " + std::to_string(nbytes) + " bytes");
         }
-        reserve(words * 4);
+        uint64_t size = reserve(words * 4);
+        if (allocated) *allocated = size * (mapped ? 1 : 2);
+        if (mapped) {  // kp maps it and copies the zeros in: nothing to record
+            auto t = mgr->tensor(zeros.data(), uint32_t(words), 4, kp::Tensor::TensorDataTypes::eUnsignedInt,
+                                 kp::Tensor::TensorTypes::eHost);
+            track(tensors, t);
+            return t;
+        }
         auto t = mgr->tensor(zeros.data(), uint32_t(words), 4, kp::Tensor::TensorDataTypes::eUnsignedInt);
         track(tensors, t);
         auto seq = sequence();  // zero the device-local side as well
@@ -253,11 +275,9 @@ struct Ctx {
         return t;
     }
 
-    // kp::Tensor ignores vkAllocateMemory's result (then binds a null
-    // VkDeviceMemory: drivers crash). So first check the heaps' budgets and
-    // make the same two allocations kp will make (device-local and
-    // host-visible staging), checking their VkResult, then free them for kp.
-    void reserve(uint64_t bytes)
+    // The memory requirements of a buffer of `bytes` as kp::Tensor creates it
+    // (the same usage for eDevice and eHost).
+    VkMemoryRequirements requirements(uint64_t bytes)
     {
         VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
         bci.size = bytes;
@@ -268,6 +288,41 @@ struct Ctx {
         VkMemoryRequirements req;
         vkGetBufferMemoryRequirements(*device, probe, &req);
         vkDestroyBuffer(*device, probe, nullptr);
+        return req;
+    }
+
+    // The memory type kp::Tensor allocates from for `flags`: the first one
+    // allowed whose property flags include them (UINT32_MAX: none).
+    uint32_t kp_memory_type(const VkPhysicalDeviceMemoryProperties& mp, uint32_t allowed,
+                            VkMemoryPropertyFlags flags) const
+    {
+        for (uint32_t i = 0; i < mp.memoryTypeCount; i++)
+            if ((allowed & (1u << i)) && (mp.memoryTypes[i].propertyFlags & flags) == flags) return i;
+        return UINT32_MAX;
+    }
+
+    // Unified memory: is the memory kp::Tensor eHost maps (host-visible,
+    // coherent) device-local as well?
+    bool host_memory_is_device_local()
+    {
+        VkPhysicalDeviceMemoryProperties mp;
+        vkGetPhysicalDeviceMemoryProperties(*phys, &mp);
+        uint32_t i = kp_memory_type(mp, requirements(4).memoryTypeBits,
+                                    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+        return i != UINT32_MAX && (mp.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    }
+
+    // kp::Tensor ignores vkAllocateMemory's result (then binds a null
+    // VkDeviceMemory: drivers crash). So first check the heaps' budgets and
+    // make the same allocations kp will make (mapped: the one host-visible
+    // buffer; staged: device-local and host-visible staging) and one more of
+    // the same size, checking their VkResult, then free them for kp: the
+    // spare one is a margin, so that kp's allocations right after still find
+    // room where the driver's allocator (lavapipe: malloc) has fragmented its
+    // free space near a limit. Returns the size of one allocation.
+    uint64_t reserve(uint64_t bytes)
+    {
+        VkMemoryRequirements req = requirements(bytes);
 
         VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
@@ -275,17 +330,13 @@ struct Ctx {
         if (has_budget) mp2.pNext = &budget;
         vkGetPhysicalDeviceMemoryProperties2(*phys, &mp2);
         const auto& mp = mp2.memoryProperties;
-        const VkMemoryPropertyFlags wanted[2] = {
-          VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,  // as kp::Tensor chooses them
-          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT};
+        const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        const VkMemoryPropertyFlags wanted[2] = {mapped ? host : VkMemoryPropertyFlags(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT), host};
+        const int count = mapped ? 1 : 2;
         uint32_t types[2];
         VkDeviceSize need[VK_MAX_MEMORY_HEAPS] = {};
-        for (int k = 0; k < 2; k++) {
-            types[k] = UINT32_MAX;
-            for (uint32_t i = 0; i < mp.memoryTypeCount && types[k] == UINT32_MAX; i++)
-                if ((req.memoryTypeBits & (1u << i)) &&
-                    (mp.memoryTypes[i].propertyFlags & wanted[k]) == wanted[k])
-                    types[k] = i;
+        for (int k = 0; k < count; k++) {
+            types[k] = kp_memory_type(mp, req.memoryTypeBits, wanted[k]);
             if (types[k] == UINT32_MAX) fail("no memory type for a buffer of " + std::to_string(bytes) + " bytes");
             need[mp.memoryTypes[types[k]].heapIndex] += req.size;
         }
@@ -295,12 +346,12 @@ struct Ctx {
                   "device memory heap " + std::to_string(h) + " would exceed its budget: " +
                   std::to_string(budget.heapUsage[h]) + " bytes in use + " + std::to_string(need[h]) +
                   " requested > budget " + std::to_string(budget.heapBudget[h]));
-        VkDeviceMemory mem[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+        VkDeviceMemory mem[3] = {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE};
         VkResult r = VK_SUCCESS;
-        for (int k = 0; k < 2 && r == VK_SUCCESS; k++) {
+        for (int k = 0; k <= count && r == VK_SUCCESS; k++) {
             VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
             mai.allocationSize = req.size;
-            mai.memoryTypeIndex = types[k];
+            mai.memoryTypeIndex = types[k < count ? k : 0];  // k == count: the margin
             r = vkAllocateMemory(*device, &mai, nullptr, &mem[k]);
         }
         for (auto m : mem)
@@ -309,6 +360,7 @@ struct Ctx {
             throw OutOfMemory("vkAllocateMemory of " + std::to_string(req.size) + " bytes failed: " +
                               vk::to_string(vk::Result(r)));
         check(r, "vkAllocateMemory");
+        return req.size;
     }
 
     void close()
@@ -362,6 +414,8 @@ struct PyBuffer {
     std::shared_ptr<Ctx> ctx;  // declared first: destroyed last
     std::shared_ptr<kp::Tensor> t;
     uint64_t nbytes = 0;
+    uint64_t allocated = 0;  // bytes of device memory held (staged: both allocations)
+    bool mapped = false;  // one buffer, its memory mapped: upload/download are no-ops
 };
 
 struct PyAlgorithm {
@@ -387,6 +441,10 @@ struct PyBatch {
     void copy(PyBuffer& b, bool to_device)
     {
         if (b.ctx != ctx) fail("Buffer belongs to another Device");
+        if (b.mapped) {  // the host already reads and writes the device's memory
+            ctx->check_open();
+            return;
+        }
         recording().record(std::make_shared<OpCopy>(b.t, to_device));
         pending++;
     }
@@ -651,6 +709,8 @@ struct PyDevice {
         ctx->family = family;
         ctx->mgr = std::make_shared<kp::Manager>(ctx->instance, ctx->phys, ctx->device);
         ctx->closed = false;
+        ctx->mapped = !off("unified_memory") && ctx->host_memory_is_device_local();
+        features["unified_memory"] = ctx->mapped;
 
         const auto& l = props.limits;
         limits = {{"max_workgroup_count_x", l.maxComputeWorkGroupCount[0]},
@@ -669,8 +729,9 @@ struct PyDevice {
         if (nbytes < 0) fail("buffer size must be >= 0");
         auto b = std::make_shared<PyBuffer>();
         b->ctx = ctx;
-        b->t = ctx->tensor(uint64_t(nbytes));
+        b->t = ctx->tensor(uint64_t(nbytes), &b->allocated);
         b->nbytes = uint64_t(nbytes);
+        b->mapped = ctx->mapped;
         return b;
     }
 
@@ -758,14 +819,22 @@ PYBIND11_MODULE(_vkrt, m)
           b.ctx->check_open();
           return py::array_t<uint8_t>({py::ssize_t(b.nbytes)}, {py::ssize_t(1)},
                                       static_cast<uint8_t*>(b.t->rawData()), self);
-      }, "1-D uint8 view of the mapped staging memory (zero-copy; keeps the Buffer alive).")
+      }, "1-D uint8 view of the mapped memory: the buffer itself where mapped, else its staging "
+         "copy (zero-copy; keeps the Buffer alive).")
+      .def_readonly("mapped", &PyBuffer::mapped,
+                    "True: one device-local buffer the host maps (unified memory); upload and "
+                    "download record nothing. False: a device-local buffer plus a staging copy.")
+      .def_readonly("allocated_bytes", &PyBuffer::allocated,
+                    "Bytes of device memory this Buffer holds (a staged one: both allocations).")
       .def("__repr__", [](const PyBuffer& b) { return "<vkdiff Buffer " + std::to_string(b.nbytes) + " bytes>"; });
 
     py::class_<PyAlgorithm, std::shared_ptr<PyAlgorithm>>(m, "Algorithm");
 
     py::class_<PyBatch, std::shared_ptr<PyBatch>>(m, "Batch")
-      .def("upload", [](PyBatch& s, PyBuffer& b) { s.copy(b, true); }, py::arg("buf"))
-      .def("download", [](PyBatch& s, PyBuffer& b) { s.copy(b, false); }, py::arg("buf"))
+      .def("upload", [](PyBatch& s, PyBuffer& b) { s.copy(b, true); }, py::arg("buf"),
+           "Record the copy of a Buffer's staging memory to the device (nothing when mapped).")
+      .def("download", [](PyBatch& s, PyBuffer& b) { s.copy(b, false); }, py::arg("buf"),
+           "Record the copy of a Buffer to its staging memory (nothing when mapped).")
       .def("dispatch", &PyBatch::dispatch, py::arg("algo"), py::arg("groups_x"), py::arg("push"))
       .def("barrier", &PyBatch::barrier)
       .def("submit", &PyBatch::submit, py::arg("wait") = true)
