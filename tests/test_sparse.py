@@ -303,3 +303,56 @@ def test_struct_for_over_pointer_blocks_with_continue_and_a_sum():
     keep = (ii + jj) % 3 != 0
     assert visit() == int((ii[keep] * 100 + jj[keep]).sum())
     assert _count(x) == int(active.sum()) * 6 == 24
+
+
+def test_struct_for_and_fill_over_sparse_fields_with_an_offset():
+    # Taichi 1.7.4 CPU: the loop visits indices from the offset, fill touches active cells only
+    x = ti.field(ti.i32)
+    ti.root.pointer(ti.i, 4).dense(ti.i, 4).place(x, offset=-8)
+    b = ti.field(ti.i32)
+    ti.root.bitmasked(ti.i, 16).place(b, offset=-8)
+    c = ti.field(ti.i32)
+    ti.root.dense(ti.i, 2).bitmasked(ti.i, 8).place(c, offset=-8)
+    y = ti.field(ti.f32)
+    blk = ti.root.pointer(ti.ij, (4, 2))
+    blk.dense(ti.ij, (2, 4)).place(y, offset=(-4, 2))
+    for f in (x, b, c):
+        f[-8] = 1
+
+    @ti.kernel
+    def first(f: ti.template()) -> ti.i32:
+        m = 100
+        for i in f:
+            ti.atomic_min(m, i)
+        return m
+
+    @ti.kernel
+    def visits(f: ti.template()) -> ti.i32:
+        n = 0
+        for I in ti.grouped(f):
+            n += 1
+        return n
+
+    assert [first(f) for f in (x, b, c)] == [-8, -8, -8]
+    assert [visits(f) for f in (x, b, c)] == [4, 1, 1]
+    x.fill(7)
+    assert x.to_numpy().tolist() == [7, 7, 7, 7] + [0] * 12
+
+    y[-4, 2] = 1.0
+    y[3, 9] = 2.0
+    y[0, 5] = 3.0
+
+    @ti.kernel
+    def scan() -> ti.math.vec3:
+        n = 0
+        s = 0.0
+        t = 0
+        for i, j in y:
+            n += 1
+            s += y[i, j]
+            t += i * 100 + j
+        return ti.math.vec3(n, s, t)
+
+    assert list(scan()) == [24, 6, -284]
+    y.fill(1.0)
+    assert y.to_numpy().sum() == 24 and list(scan()) == [24, 24, -284]

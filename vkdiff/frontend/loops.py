@@ -78,7 +78,10 @@ def build_for(fb, node):
         if isinstance(it, Field):
             guards = sparse_layout.guards_of(it)
             _check_loop_vars(fb, node.target)  # Taichi checks range- and struct-for targets
-            dims = [(o, o + n, 1) for n, o in zip(it.shape, it.offset or (0,) * len(it.shape))]
+            # storage indices from 0 (what the sparse masks are indexed by); `offset=` is
+            # added where the loop variables are bound
+            dims = [(0, n, 1) for n in it.shape]
+            offset = it.offset
         elif isinstance(it, SNode) and it.levels and it._below is not None:  # x.parent(2): cells
             _check_loop_vars(fb, node.target)
             dims = [(0, n, 1) for n in it.shape]  # the node's own cells (Taichi's indices)
@@ -93,6 +96,8 @@ def build_for(fb, node):
             raise error(f'cannot loop over {type(it).__name__} in a kernel (use range, ti.ndrange, '
                         'a field, or ti.static(...) to unroll)')
     names = _target_names(node.target)
+    if not isinstance(it, Field):
+        offset = None
     if not isinstance(it, (Field, SNode)):
         guards = ()
     if grouped:
@@ -107,9 +112,9 @@ def build_for(fb, node):
     parallel = fb.loop_depth == 0 and not fb.in_parfor and fb.top_level and not fb.folded_if and \
         not (config and config['serialize'])
     if parallel:
-        _parallel_for(fb, node, names, dims, grouped, config, guards)
+        _parallel_for(fb, node, names, dims, grouped, config, guards, offset)
     else:
-        _serial_for(fb, node, names, dims, grouped, guards)
+        _serial_for(fb, node, names, dims, grouped, guards, offset)
 
 
 def _decorator(fb, node):
@@ -166,7 +171,9 @@ def fill_in_kernel(field, value):
             field_lvalue(field, [ops.as_value(i, T.i32).stmt for i in idx]).store(value)
 
 
-def _bind_indices(fb, names, idx, grouped):
+def _bind_indices(fb, names, idx, grouped, offset=None):
+    if offset:  # a field's `offset=`: the loop runs over storage indices from 0
+        idx = [ops.binary('add', i, o) if o else i for i, o in zip(idx, offset)]
     if grouped:
         fb.scopes[-1][names[0]] = Vector(idx)
     else:
@@ -207,17 +214,17 @@ def _unflatten(lin, dims, counts):
     return idx
 
 
-def _parallel_for(fb, node, names, dims, grouped, config=None, guards=()):
+def _parallel_for(fb, node, names, dims, grouped, config=None, guards=(), offset=None):
     plan = sparse_layout.block_plan(guards, [hi for _, hi, _ in dims]) \
         if guards and all(lo == 0 and st == 1 for lo, _, st in dims) else None
     if plan is not None:  # one invocation per sparse cell (lang/sparse.block_plan)
-        return _block_struct_for(fb, node, names, dims, grouped, guards, plan)
+        return _block_struct_for(fb, node, names, dims, grouped, guards, plan, offset)
     counts, total = _flat_count(dims)
     body = ir.Block()
     loop = emit('parfor', T.i32, [ops.as_value(total, T.i32)], blocks=[body])
     with current().open(body), _loop_body(fb, 'parallel'):
         idx = _unflatten(Value(loop), dims, counts)
-        _bind_indices(fb, names, idx, grouped)
+        _bind_indices(fb, names, idx, grouped, offset)
         with sparse.only_active(guards, idx):  # a struct-for under sparse nodes
             fb.build_body(node.body)
     if any(s.op == 'barrier' or (s.buf is not None and s.buf.role == 'shared')
@@ -229,7 +236,7 @@ def _parallel_for(fb, node, names, dims, grouped, config=None, guards=()):
         loop.attrs['block_dim'] = bd
 
 
-def _block_struct_for(fb, node, names, dims, grouped, guards, plan):
+def _block_struct_for(fb, node, names, dims, grouped, guards, plan, offset=None):
     """A struct-for under pointer/bitmasked nodes: a parallel loop over the deepest node's
     cells, each checked once, and inside an active one a serial loop over its elements."""
     deep, steps = plan
@@ -254,7 +261,7 @@ def _block_struct_for(fb, node, names, dims, grouped, guards, plan):
                 r = _unflatten(Value(loop2), inner_dims, counts)
                 idx = [k if s is None else ops.binary('add', b, k)
                        for k, b, s in zip(r, base, steps)]
-                _bind_indices(fb, names, idx, grouped)
+                _bind_indices(fb, names, idx, grouped, offset)
                 fb.build_body(node.body)
 
 
@@ -278,7 +285,7 @@ def _loop_body(fb, kind):
         fb.scopes.pop()
 
 
-def _serial_for(fb, node, names, dims, grouped, guards=()):
+def _serial_for(fb, node, names, dims, grouped, guards=(), offset=None):
     """One run-time loop; several dimensions are flattened into it, so that `break` leaves the
     whole loop as in Python."""
     if len(dims) == 1:
@@ -291,7 +298,7 @@ def _serial_for(fb, node, names, dims, grouped, guards=()):
                 attrs={'step': int(step)}, blocks=[body])
     with current().open(body), _loop_body(fb, 'serial'):
         idx = [Value(loop)] if len(dims) == 1 else _unflatten(Value(loop), dims, counts)
-        _bind_indices(fb, names, idx, grouped)
+        _bind_indices(fb, names, idx, grouped, offset)
         with sparse.only_active(guards, idx):
             fb.build_body(node.body)
 
