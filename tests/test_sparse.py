@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
+from vkdiff.errors import UnsupportedError
 
 
 @pytest.fixture(autouse=True)
@@ -356,3 +357,53 @@ def test_struct_for_and_fill_over_sparse_fields_with_an_offset():
     assert list(scan()) == [24, 6, -284]
     y.fill(1.0)
     assert y.to_numpy().sum() == 24 and list(scan()) == [24, 24, -284]
+
+
+def test_a_dense_gradient_of_a_pointer_field_has_its_own_layout():
+    # Taichi 1.7.4 CPU: x.grad under its own dense node is always active, and deactivating x's
+    # pointer cell leaves it alone
+    x = ti.field(ti.f32, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    blk = ti.root.pointer(ti.i, 4)
+    blk.dense(ti.i, 4).place(x)
+    ti.root.dense(ti.i, 16).place(x.grad)
+    x[1] = 1.0
+    x[9] = 3.0
+    x.grad.fill(2.0)
+    assert (_count(x), _count(x.grad)) == (8, 16)
+    assert x.grad.to_numpy().tolist() == [2.0] * 16
+
+    @ti.kernel
+    def d():
+        ti.deactivate(blk, [0])
+
+    d()
+    assert (_count(x), _count(x.grad), x.grad.to_numpy().sum(), x.to_numpy().sum()) == \
+        (4, 16, 32.0, 3.0)
+
+    @ti.kernel
+    def f():
+        for i in x:
+            loss[None] += x[i] * x[i] * (i + 1)
+
+    with ti.ad.Tape(loss=loss):
+        f()
+    assert loss[None] == 90.0
+    assert x.grad.to_numpy().tolist() == [0.0] * 9 + [60.0] + [0.0] * 6
+
+
+@pytest.mark.parametrize('primal_first', [True, False])
+def test_a_gradient_under_other_sparse_nodes_than_its_primal_is_refused(primal_first):
+    y = ti.field(ti.f32, needs_grad=True)
+    gp = ti.root.pointer(ti.i, 8)
+    place = [lambda: ti.root.dense(ti.i, 16).place(y), lambda: gp.dense(ti.i, 2).place(y.grad)]
+    if not primal_first:
+        place.reverse()
+    place[0]()
+    with pytest.raises(NotImplementedError, match='y.grad') as e:
+        place[1]()
+    assert isinstance(e.value, UnsupportedError)
+    z = ti.field(ti.f32, needs_grad=True)  # with its primal: accepted
+    ti.root.pointer(ti.i, 4).dense(ti.i, 4).place(z, z.grad)
+    z[5] = 1.0
+    assert _count(z.grad) == 4

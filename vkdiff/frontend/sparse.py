@@ -165,7 +165,7 @@ def deactivate(node, indices):
     emit('if', None, [ops.to_bool(ops.binary('ne', old, 0))], blocks=[then_b, else_b])
     with current().open(then_b):
         for f in S.fields_under(node):
-            _zero_region(f, f.shape, f.is_grad_of or f, node, idx)
+            _zero_region(f, f.shape, S.layout_of(f), node, idx)
         for d in S.sparse_under(node):
             st = d._sparse_store
             _zero_region(st, st.shape, None, node, idx,

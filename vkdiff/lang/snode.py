@@ -173,6 +173,7 @@ class SNode:
             if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
                 leaf._field = f
                 f._snode_leaf = leaf
+                f._placed_by_user = True  # (a gradient: its own layout, lang/sparse.layout_of)
             leaf._placed_fields = _member_fields(f)
             leaf._struct_field = None if isinstance(f, Field) else f
             for m in leaf._placed_fields:  # struct members: their own x.snode is this leaf
@@ -180,6 +181,9 @@ class SNode:
                 m.__dict__.pop('_sparse_guards', None)
             if offset is not None:
                 f._set_offset(offset)
+            if isinstance(f, Field):
+                from .sparse import check_gradient_layout
+                check_gradient_layout(f)
         return self
 
     def lazy_grad(self):

@@ -19,7 +19,7 @@ the Python-scope operations."""
 import numpy as np
 
 from .. import types as T
-from ..errors import VkdiffError, VkdiffTypeError
+from ..errors import UnsupportedError, VkdiffError, VkdiffTypeError
 from . import state
 
 SPARSE = ('pointer', 'bitmasked', 'dynamic')
@@ -74,13 +74,44 @@ def guards_of(field):
     g = d.get('_sparse_guards')
     if g is not None:
         return g
-    f = d.get('is_grad_of') or field
-    leaf = f.__dict__.get('_snode_leaf')
+    leaf = layout_of(field).__dict__.get('_snode_leaf')
     if leaf is None:
         return ()
     g = tuple(Guard(n, leaf.levels) for n in leaf._path_from_root() if n._kind in SPARSE)
     field._sparse_guards = g
     return g
+
+
+def layout_of(field):
+    """The field whose place holds `field`'s layout: itself when placed (a gradient placed
+    under its own SNodes has its own sparse cells, as in Taichi), else its primal's."""
+    d = field.__dict__
+    if d.get('_placed_by_user') or d.get('is_grad_of') is None:
+        return field
+    return d['is_grad_of']
+
+
+def check_gradient_layout(field):
+    """A gradient placed under sparse nodes other than its primal's is refused: the adjoint
+    kernels write it without activating its own cells (Taichi does), which would lose values."""
+    primal = field.__dict__.get('is_grad_of') or field
+    for g in (primal._grad, primal._dual):
+        if g is None or not g.__dict__.get('_placed_by_user'):
+            continue
+        mine = g._snode_leaf
+        nodes = [n for n in mine._path_from_root() if n._kind in SPARSE]
+        if not nodes:
+            continue  # a dense gradient: its own layout, always active
+        pl = primal.__dict__.get('_snode_leaf') if primal.__dict__.get('_placed_by_user') else None
+        if pl is None:
+            continue  # checked when the primal is placed
+        if nodes != [n for n in pl._path_from_root() if n._kind in SPARSE] or \
+                mine.levels != pl.levels:
+            raise UnsupportedError(
+                f'field {g.name}: a gradient placed under pointer/bitmasked/dynamic SNodes other '
+                f'than those of its primal {primal.name} is not supported (vkdiff\'s adjoint '
+                'kernels do not activate its cells): place it with its primal, '
+                f'e.g. place({primal.name}, {g.name}), or under dense SNodes')
 
 
 def guards_of_node(node):
@@ -120,7 +151,8 @@ def fields_under(node):
     for c in node._get_children():
         if c._kind == 'place':
             for f in c._placed_fields:
-                out += [g for g in (f, f._grad, f._dual) if g is not None]
+                out += [g for g in (f, f._grad, f._dual) if g is not None and
+                        layout_of(g) is f]  # (not a gradient placed under other nodes)
         else:
             out += fields_under(c)
     return out
