@@ -303,3 +303,92 @@ def test_struct_for_over_pointer_blocks_with_continue_and_a_sum():
     keep = (ii + jj) % 3 != 0
     assert visit() == int((ii[keep] * 100 + jj[keep]).sum())
     assert _count(x) == int(active.sum()) * 6 == 24
+
+
+def test_append_activates_the_pointer_and_bitmasked_cells_above_the_list():
+    # Taichi 1.7.4 CPU (review scripts t37, t38): an append activates the list's ancestors
+    l = ti.field(ti.i32)
+    p = ti.root.pointer(ti.i, 4)
+    dn = p.dynamic(ti.j, 8, chunk_size=4)
+    dn.place(l)
+    m = ti.field(ti.i32)
+    dn2 = ti.root.pointer(ti.i, 2).dense(ti.i, 2).dynamic(ti.j, 8, chunk_size=4)
+    dn2.place(m)
+    b = ti.field(ti.i32)
+    bm = ti.root.bitmasked(ti.i, 4)
+    dn3 = bm.dynamic(ti.j, 8, chunk_size=4)
+    dn3.place(b)
+
+    @ti.kernel
+    def ap() -> ti.i32:
+        ti.append(dn2, 3, 7)
+        ti.append(dn3, 1, 4)
+        return ti.append(dn, 1, 7)
+
+    @ti.kernel
+    def ap2() -> ti.i32:
+        return l[2].append(9)
+
+    @ti.kernel
+    def state() -> ti.math.ivec4:
+        return ti.math.ivec4(ti.is_active(p, [1]), ti.is_active(p, [2]), ti.is_active(p, [0]),
+                             ti.is_active(bm, [1]))
+
+    assert (ap(), ap(), ap2()) == (0, 1, 0)
+    assert state().to_numpy().tolist() == [1, 1, 0, 1]
+    assert l.to_numpy()[1:3].tolist() == [[7, 7, 0, 0, 0, 0, 0, 0], [9, 0, 0, 0, 0, 0, 0, 0]]
+    assert (_count(l), _count(m), _count(b)) == (3, 2, 2)
+    assert (m.to_numpy().sum(), b.to_numpy().sum(), m[3, 0], b[1, 0]) == (14, 8, 7, 4)
+
+
+def test_deactivating_a_dynamic_list_zeroes_its_data():
+    # Taichi 1.7.4 CPU (review script t9): a later write past the new length shows zeros
+    d = ti.field(ti.i32)
+    dn = ti.root.dense(ti.i, 2).dynamic(ti.j, 32, chunk_size=4)
+    dn.place(d)
+
+    @ti.kernel
+    def fill():
+        for k in range(3):
+            ti.append(dn, 0, k + 5)
+
+    @ti.kernel
+    def clr():
+        ti.deactivate(dn, [0])
+
+    @ti.kernel
+    def w3():
+        d[0, 3] = 9
+
+    @ti.kernel
+    def tot() -> ti.i32:
+        t = 0
+        for i, j in d:
+            t += d[i, j]
+        return t
+
+    fill(); clr(); w3()
+    assert d.to_numpy()[0, :5].tolist() == [0, 0, 0, 9, 0] and tot() == 9
+    dn.deactivate_all(); fill(); dn.deactivate_all(); d[0, 2] = 1
+    assert d.to_numpy()[0, :5].tolist() == [0, 0, 1, 0, 0] and tot() == 1
+
+
+def test_python_scope_read_of_a_deactivated_bitmasked_cell_keeps_its_data():
+    # Taichi 1.7.4 CPU (review script t4): as a kernel read, the data is still there
+    x = ti.field(ti.f32)
+    b = ti.root.pointer(ti.i, 4).bitmasked(ti.i, 2)
+    b.place(x)
+    x[5] = 15.0
+
+    @ti.kernel
+    def d(i: ti.i32):
+        ti.deactivate(b, [i])
+
+    @ti.kernel
+    def rd(i: ti.i32) -> ti.f32:
+        return x[i]
+
+    d(5)
+    assert (x[5], rd(5)) == (15.0, 15.0)
+    x[5] += 1.0
+    assert (x[5], rd(5)) == (16.0, 16.0)

@@ -236,6 +236,10 @@ def append(node, indices, value):
     _dynamic(node, 'append')
     idx = _index_list(node, indices, 'ti.append', True)
     n = node.levels[-1][1]
+    container = node._parent
+    for anc in node._path_from_root()[1:-1]:  # the list's pointer/bitmasked ancestors
+        if anc._kind in ('pointer', 'bitmasked'):
+            _set(anc, _rescaled(container, anc, idx), True)
     k = _word(node._sparse_store, idx).atomic('add', 1)
     placed = [c for c in node._get_children() if c._kind == 'place' and
               (c._field is None or c._field.is_grad_of is None)]  # (not place(x, x.grad)'s)
