@@ -175,12 +175,13 @@ def host_activate(field, idx):
 
 def deactivate_all(node):
     """`snode.deactivate_all()`: every cell of every sparse node at and under `node`; a pointer's
-    data is freed (zeroed here), a bitmasked node's kept, a dynamic node's lists emptied."""
+    data is freed (zeroed here), a bitmasked node's kept, a dynamic node's lists emptied (and
+    zeroed, as Taichi frees their chunks)."""
     nodes = ([node] if node._kind in SPARSE else []) + sparse_under(node)
     for n in nodes:
         n._sparse_store.fill(0)
-    if any(n._kind == 'pointer' for n in nodes):
-        top = [n for n in nodes if n._kind == 'pointer']
+    if any(n._kind in ('pointer', 'dynamic') for n in nodes):
+        top = [n for n in nodes if n._kind in ('pointer', 'dynamic')]  # (a list's data too)
         done = set()
         for n in top:
             for f in fields_under(n):
@@ -224,7 +225,7 @@ def activate(node, indices):
 
 def deactivate(node, indices):
     """`ti.deactivate(snode, I)`: a pointer cell's data is zeroed (Taichi frees it), a
-    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied."""
+    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied (its data zeroed)."""
     _check_node(node, 'deactivate')
     if not _in_kernel():
         _kernel_only('deactivate')
