@@ -152,12 +152,14 @@ def host_active(field):
     return act
 
 
-def host_is_active(field, idx):
+def host_past_length(field, idx):
+    """Element idx lies past a dynamic list's length: Python scope reads 0 there, as a kernel
+    does. (An inactive pointer cell's data is zeroed already, a bitmasked one's kept and read.)"""
     for g in guards_of(field):
-        w = g.store.storage.for_host_read()[tuple(g.cell_index(idx))]
-        if (g.position(idx) >= w) if g.kind == 'dynamic' else w == 0:
-            return False
-    return True
+        if g.kind == 'dynamic' and \
+                g.position(idx) >= g.store.storage.for_host_read()[tuple(g.cell_index(idx))]:
+            return True
+    return False
 
 
 def host_activate(field, idx):
