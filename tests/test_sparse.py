@@ -392,3 +392,47 @@ def test_python_scope_read_of_a_deactivated_bitmasked_cell_keeps_its_data():
     assert (x[5], rd(5)) == (15.0, 15.0)
     x[5] += 1.0
     assert (x[5], rd(5)) == (16.0, 16.0)
+
+
+@pytest.mark.parametrize('kind', ['pointer', 'bitmasked'])
+@pytest.mark.parametrize('accumulate', [False, True])
+@pytest.mark.parametrize('validation', [False, True])
+def test_tape_through_a_struct_for_that_writes_a_field_under_the_same_sparse_node(kind, accumulate,
+                                                                                   validation):
+    # The struct-for reads the node's activation mask and the store into y activates it again:
+    # bookkeeping, not differentiable data, so no access-rule error (Taichi 1.7.4 gives the same
+    # gradients). y = x**2, loss = sum (i + 1) y[i] over active cells.
+    x = ti.field(ti.f32, needs_grad=True)
+    y = ti.field(ti.f32, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    getattr(ti.root, kind)(ti.i, 4).dense(ti.i, 4).place(x, y, x.grad, y.grad)
+
+    @ti.kernel
+    def init():
+        for i in range(16):
+            if i < 6 or i > 12:
+                x[i] = i * 0.5
+
+    @ti.kernel
+    def f():
+        for i in x:
+            if ti.static(accumulate):
+                y[i] += x[i] * x[i]
+            else:
+                y[i] = x[i] * x[i]
+
+    @ti.kernel
+    def g():
+        for i in y:
+            loss[None] += y[i] * (i + 1)
+
+    init()
+    with ti.ad.Tape(loss, validation=validation):
+        f()
+        g()
+    i = np.arange(16)
+    active = (i < 8) | (i > 11)   # cells 0, 1 and 3 of the four
+    v = np.where((i < 6) | (i > 12), i * 0.5, 0)
+    assert loss[None] == pytest.approx(((v ** 2) * (i + 1)).sum())
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * v * (i + 1) * active, rtol=1e-6)
+    np.testing.assert_allclose(y.to_numpy(), v ** 2, rtol=1e-6)

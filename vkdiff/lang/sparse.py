@@ -101,6 +101,7 @@ def make_node(parent, kind, levels, chunk_size=None):
         shape = node.shape
     node._sparse_store = Field(T.i32, shape, (), name=f'_{kind}{len(_nodes())}_'
                                f'{"length" if kind == "dynamic" else "mask"}')
+    node._sparse_store.buffer.meta['bookkeeping'] = True  # no access rules (autodiff/access_rules)
     _registry.append((state.generation, node))
     return node
 
