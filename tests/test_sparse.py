@@ -306,6 +306,139 @@ def test_struct_for_over_pointer_blocks_with_continue_and_a_sum():
     assert _count(x) == int(active.sum()) * 6 == 24
 
 
+def test_append_activates_the_pointer_and_bitmasked_cells_above_the_list():
+    # Taichi 1.7.4 CPU (review scripts t37, t38): an append activates the list's ancestors
+    l = ti.field(ti.i32)
+    p = ti.root.pointer(ti.i, 4)
+    dn = p.dynamic(ti.j, 8, chunk_size=4)
+    dn.place(l)
+    m = ti.field(ti.i32)
+    dn2 = ti.root.pointer(ti.i, 2).dense(ti.i, 2).dynamic(ti.j, 8, chunk_size=4)
+    dn2.place(m)
+    b = ti.field(ti.i32)
+    bm = ti.root.bitmasked(ti.i, 4)
+    dn3 = bm.dynamic(ti.j, 8, chunk_size=4)
+    dn3.place(b)
+
+    @ti.kernel
+    def ap() -> ti.i32:
+        ti.append(dn2, 3, 7)
+        ti.append(dn3, 1, 4)
+        return ti.append(dn, 1, 7)
+
+    @ti.kernel
+    def ap2() -> ti.i32:
+        return l[2].append(9)
+
+    @ti.kernel
+    def state() -> ti.math.ivec4:
+        return ti.math.ivec4(ti.is_active(p, [1]), ti.is_active(p, [2]), ti.is_active(p, [0]),
+                             ti.is_active(bm, [1]))
+
+    assert (ap(), ap(), ap2()) == (0, 1, 0)
+    assert state().to_numpy().tolist() == [1, 1, 0, 1]
+    assert l.to_numpy()[1:3].tolist() == [[7, 7, 0, 0, 0, 0, 0, 0], [9, 0, 0, 0, 0, 0, 0, 0]]
+    assert (_count(l), _count(m), _count(b)) == (3, 2, 2)
+    assert (m.to_numpy().sum(), b.to_numpy().sum(), m[3, 0], b[1, 0]) == (14, 8, 7, 4)
+
+
+def test_deactivating_a_dynamic_list_zeroes_its_data():
+    # Taichi 1.7.4 CPU (review script t9): a later write past the new length shows zeros
+    d = ti.field(ti.i32)
+    dn = ti.root.dense(ti.i, 2).dynamic(ti.j, 32, chunk_size=4)
+    dn.place(d)
+
+    @ti.kernel
+    def fill():
+        for k in range(3):
+            ti.append(dn, 0, k + 5)
+
+    @ti.kernel
+    def clr():
+        ti.deactivate(dn, [0])
+
+    @ti.kernel
+    def w3():
+        d[0, 3] = 9
+
+    @ti.kernel
+    def tot() -> ti.i32:
+        t = 0
+        for i, j in d:
+            t += d[i, j]
+        return t
+
+    fill(); clr(); w3()
+    assert d.to_numpy()[0, :5].tolist() == [0, 0, 0, 9, 0] and tot() == 9
+    dn.deactivate_all(); fill(); dn.deactivate_all(); d[0, 2] = 1
+    assert d.to_numpy()[0, :5].tolist() == [0, 0, 1, 0, 0] and tot() == 1
+
+
+def test_python_scope_read_of_a_deactivated_bitmasked_cell_keeps_its_data():
+    # Taichi 1.7.4 CPU (review script t4): as a kernel read, the data is still there
+    x = ti.field(ti.f32)
+    b = ti.root.pointer(ti.i, 4).bitmasked(ti.i, 2)
+    b.place(x)
+    x[5] = 15.0
+
+    @ti.kernel
+    def d(i: ti.i32):
+        ti.deactivate(b, [i])
+
+    @ti.kernel
+    def rd(i: ti.i32) -> ti.f32:
+        return x[i]
+
+    d(5)
+    assert (x[5], rd(5)) == (15.0, 15.0)
+    x[5] += 1.0
+    assert (x[5], rd(5)) == (16.0, 16.0)
+
+
+@pytest.mark.parametrize('kind', ['pointer', 'bitmasked'])
+@pytest.mark.parametrize('accumulate', [False, True])
+@pytest.mark.parametrize('validation', [False, True])
+def test_tape_through_a_struct_for_that_writes_a_field_under_the_same_sparse_node(kind, accumulate,
+                                                                                   validation):
+    # The struct-for reads the node's activation mask and the store into y activates it again:
+    # bookkeeping, not differentiable data, so no access-rule error (Taichi 1.7.4 gives the same
+    # gradients). y = x**2, loss = sum (i + 1) y[i] over active cells.
+    x = ti.field(ti.f32, needs_grad=True)
+    y = ti.field(ti.f32, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    getattr(ti.root, kind)(ti.i, 4).dense(ti.i, 4).place(x, y, x.grad, y.grad)
+
+    @ti.kernel
+    def init():
+        for i in range(16):
+            if i < 6 or i > 12:
+                x[i] = i * 0.5
+
+    @ti.kernel
+    def f():
+        for i in x:
+            if ti.static(accumulate):
+                y[i] += x[i] * x[i]
+            else:
+                y[i] = x[i] * x[i]
+
+    @ti.kernel
+    def g():
+        for i in y:
+            loss[None] += y[i] * (i + 1)
+
+    init()
+    with ti.ad.Tape(loss, validation=validation):
+        f()
+        g()
+    i = np.arange(16)
+    active = (i < 8) | (i > 11)   # cells 0, 1 and 3 of the four
+    v = np.where((i < 6) | (i > 12), i * 0.5, 0)
+    assert loss[None] == pytest.approx(((v ** 2) * (i + 1)).sum())
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * v * (i + 1) * active, rtol=1e-6)
+    np.testing.assert_allclose(y.to_numpy(), v ** 2, rtol=1e-6)
+
+
 def test_struct_for_and_fill_over_sparse_fields_with_an_offset():
     # Taichi 1.7.4 CPU: the loop visits indices from the offset, fill touches active cells only
     x = ti.field(ti.i32)

@@ -84,6 +84,12 @@ class Buffer(ElementShape):
         """A compiler temporary (not a user's data; the API layer allocates its storage)."""
         return self.role == 'temp'
 
+    @property
+    def is_bookkeeping(self):
+        """Run-time bookkeeping, not differentiable data (a sparse node's activation mask or
+        list length, meta['bookkeeping']): the autodiff access rules do not apply to it."""
+        return bool(self.meta.get('bookkeeping'))
+
     def derive(self, kind):
         """A new gradient ('grad') or tangent ('dual') Buffer of this one, linked both ways."""
         d = Buffer(f'{self.name}.{kind}', self.dtype, self.shape, self.elem_shape, kind, self)

@@ -43,7 +43,7 @@ def marker_tasks(tasks, nparams=0):
                 if s.op == 'atomic' and any(s in u.args for u in ir.walk(body)):
                     continue  # its old value is used: keep it (rare)
                 s.parent.stmts.remove(s)
-            elif s.op == 'gload' and s.buf.role in ('field', 'arg'):
+            elif s.op == 'gload' and s.buf.role in ('field', 'arg') and not s.buf.is_bookkeeping:
                 if s.buf.role == 'field':
                     mask = _mask_of(s.buf)
                     if s.buf not in fields:

@@ -6,7 +6,9 @@ Rule 1: a field element that is read must not be overwritten later (the adjoint 
 Rule 2: an element written more than once: every write after the first must be an atomic add,
 or a plain store (whose adjoint clears the element's gradient: the writes before it are dead);
 an in-place `*=`, `max=`... after a write is an error.
-Across the launches of a Tape: a launch that overwrites elements an earlier launch read."""
+Across the launches of a Tape: a launch that overwrites elements an earlier launch read.
+Bookkeeping Buffers (Buffer.is_bookkeeping: sparse activation masks and lengths, which a
+struct-for reads and a store sets) are not differentiable data and are left out, as in Taichi."""
 from .. import ir
 from ..errors import AccessRuleError, located
 from ..passes.host_eval import host_eval, host_known
@@ -119,7 +121,7 @@ def _describe(s):
 
 def check_rules(tasks, kernel_name):
     accesses = [s for t in tasks for s in ir.walk(t.body) if s.op in ('gload', 'gstore', 'atomic')
-                and s.buf.primal is None]
+                and s.buf.primal is None and not s.buf.is_bookkeeping]
     for i, a in enumerate(accesses):
         ka = _kind(a)
         for b in accesses[i + 1:]:
@@ -183,7 +185,8 @@ def _plan(inst):
         seen, entries, dynamic, exprs = set(), [], False, {}
         for t in inst.tasks:
             for s in ir.walk(t.body):
-                if s.op not in ('gload', 'gstore', 'atomic') or s.buf.primal is not None:
+                if (s.op not in ('gload', 'gstore', 'atomic') or s.buf.primal is not None
+                        or s.buf.is_bookkeeping):
                     continue
                 idx = []
                 for x in s.indices:

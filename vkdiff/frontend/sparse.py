@@ -153,7 +153,14 @@ def deactivate(node, indices):
         raise error(f'ti.deactivate: a {kind} node cannot be deactivated (pointer, bitmasked or '
                     'dynamic only)')
     if kind == 'dynamic':
-        _word(node._sparse_store, idx).store(0)
+        # Taichi frees the list's chunks: a later write past the new length must read 0s below
+        # it. The invocation that empties a non-empty list zeroes the list's data
+        old = _word(node._sparse_store, idx).atomic('band', 0)
+        then_b, else_b = ir.Block(), ir.Block()
+        emit('if', None, [ops.to_bool(ops.binary('ne', old, 0))], blocks=[then_b, else_b])
+        with current().open(then_b):
+            for f in S.fields_under(node):
+                _zero_region(f, f.shape, f.is_grad_of or f, node._parent, idx)
         return
     if kind == 'bitmasked':
         _word(node._sparse_store, idx).store(0)
@@ -236,6 +243,10 @@ def append(node, indices, value):
     _dynamic(node, 'append')
     idx = _index_list(node, indices, 'ti.append', True)
     n = node.levels[-1][1]
+    container = node._parent
+    for anc in node._path_from_root()[1:-1]:  # the list's pointer/bitmasked ancestors
+        if anc._kind in ('pointer', 'bitmasked'):
+            _set(anc, _rescaled(container, anc, idx), True)
     k = _word(node._sparse_store, idx).atomic('add', 1)
     placed = [c for c in node._get_children() if c._kind == 'place' and
               (c._field is None or c._field.is_grad_of is None)]  # (not place(x, x.grad)'s)

@@ -10,7 +10,7 @@ from ..errors import (FieldIndexError, IndexCountError, IndexTypeError, TaichiRu
                       UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, state
 from .proxy import element
-from .sparse import guards_of, host_activate, host_active, host_is_active, sparse_zero
+from .sparse import guards_of, host_activate, host_active, host_past_length, sparse_zero
 from ..frontend.context import current
 
 
@@ -173,7 +173,7 @@ class Field(ir.ElementShape):
         """A number, or for a vector/matrix field a Vector/Matrix whose entries read and write
         the field (Taichi's host access: `v[i][0] -= 1` changes the field)."""
         idx = self._index(key)
-        if guards_of(self) and not host_is_active(self, idx):  # (a dynamic list's tail)
+        if guards_of(self) and host_past_length(self, idx):  # (as a kernel's read)
             return sparse_zero(self)
         if not self.elem_shape:
             return self.storage.for_host_read()[idx].item()

@@ -132,6 +132,7 @@ def make_node(parent, kind, levels, chunk_size=None):
         shape = node.shape
     node._sparse_store = Field(T.i32, shape, (), name=f'_{kind}{len(_nodes())}_'
                                f'{"length" if kind == "dynamic" else "mask"}')
+    node._sparse_store.buffer.meta['bookkeeping'] = True  # no access rules (autodiff/access_rules)
     _registry.append((state.generation, node))
     return node
 
@@ -184,12 +185,14 @@ def host_active(field):
     return act
 
 
-def host_is_active(field, idx):
+def host_past_length(field, idx):
+    """Element idx lies past a dynamic list's length: Python scope reads 0 there, as a kernel
+    does. (An inactive pointer cell's data is zeroed already, a bitmasked one's kept and read.)"""
     for g in guards_of(field):
-        w = g.store.storage.for_host_read()[tuple(g.cell_index(idx))]
-        if (g.position(idx) >= w) if g.kind == 'dynamic' else w == 0:
-            return False
-    return True
+        if g.kind == 'dynamic' and \
+                g.position(idx) >= g.store.storage.for_host_read()[tuple(g.cell_index(idx))]:
+            return True
+    return False
 
 
 def host_activate(field, idx):
@@ -207,12 +210,13 @@ def host_activate(field, idx):
 
 def deactivate_all(node):
     """`snode.deactivate_all()`: every cell of every sparse node at and under `node`; a pointer's
-    data is freed (zeroed here), a bitmasked node's kept, a dynamic node's lists emptied."""
+    data is freed (zeroed here), a bitmasked node's kept, a dynamic node's lists emptied (and
+    zeroed, as Taichi frees their chunks)."""
     nodes = ([node] if node._kind in SPARSE else []) + sparse_under(node)
     for n in nodes:
         n._sparse_store.fill(0)
-    if any(n._kind == 'pointer' for n in nodes):
-        top = [n for n in nodes if n._kind == 'pointer']
+    if any(n._kind in ('pointer', 'dynamic') for n in nodes):
+        top = [n for n in nodes if n._kind in ('pointer', 'dynamic')]  # (a list's data too)
         done = set()
         for n in top:
             for f in fields_under(n):
@@ -256,7 +260,7 @@ def activate(node, indices):
 
 def deactivate(node, indices):
     """`ti.deactivate(snode, I)`: a pointer cell's data is zeroed (Taichi frees it), a
-    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied."""
+    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied (its data zeroed)."""
     _check_node(node, 'deactivate')
     if not _in_kernel():
         _kernel_only('deactivate')
