@@ -124,7 +124,8 @@ class IndexTypeError(VkdiffIndexError, TypeError):
 
 
 class UnsupportedError(TaichiRuntimeError, NotImplementedError):
-    """A Taichi feature vkdiff does not have (sparse SNodes: pointer, bitmasked, dynamic)."""
+    """A Taichi feature vkdiff does not have (graph textures, image formats other than PNG/BMP without
+    pillow, a gradient placed under other sparse nodes than its primal, ...)."""
 
 
 class OutOfMemoryError(VkdiffError, MemoryError):
