@@ -152,30 +152,22 @@ def deactivate(node, indices):
     if kind not in S.SPARSE:
         raise error(f'ti.deactivate: a {kind} node cannot be deactivated (pointer, bitmasked or '
                     'dynamic only)')
-    if kind == 'dynamic':
-        # Taichi frees the list's chunks: a later write past the new length must read 0s below
-        # it. The invocation that empties a non-empty list zeroes the list's data
-        old = _word(node._sparse_store, idx).atomic('band', 0)
-        then_b, else_b = ir.Block(), ir.Block()
-        emit('if', None, [ops.to_bool(ops.binary('ne', old, 0))], blocks=[then_b, else_b])
-        with current().open(then_b):
-            for f in S.fields_under(node):
-                _zero_region(f, f.shape, f.is_grad_of or f, node._parent, idx)
-        return
     if kind == 'bitmasked':
         _word(node._sparse_store, idx).store(0)
         return
-    # a pointer: Taichi frees the cell, so its data and everything under it read 0. The one
-    # invocation that clears an active mask zeroes them (the rest find it cleared already)
+    # a pointer cell or a dynamic list: Taichi frees it, so its data (and every mask under a
+    # pointer) reads 0 afterwards, also below a later write past a list's new length. The one
+    # invocation that clears a nonzero word zeroes them (the rest find it cleared already)
+    cell = node._parent if kind == 'dynamic' else node
     old = _word(node._sparse_store, idx).atomic('band', 0)
     then_b, else_b = ir.Block(), ir.Block()
     emit('if', None, [ops.to_bool(ops.binary('ne', old, 0))], blocks=[then_b, else_b])
     with current().open(then_b):
         for f in S.fields_under(node):
-            _zero_region(f, f.shape, S.layout_of(f), node, idx)
+            _zero_region(f, f.shape, S.layout_of(f), cell, idx)
         for d in S.sparse_under(node):
             st = d._sparse_store
-            _zero_region(st, st.shape, None, node, idx,
+            _zero_region(st, st.shape, None, cell, idx,
                          (d._parent if d._kind == 'dynamic' else d).levels)
 
 

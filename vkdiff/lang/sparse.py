@@ -215,10 +215,9 @@ def deactivate_all(node):
     nodes = ([node] if node._kind in SPARSE else []) + sparse_under(node)
     for n in nodes:
         n._sparse_store.fill(0)
-    if any(n._kind in ('pointer', 'dynamic') for n in nodes):
-        top = [n for n in nodes if n._kind in ('pointer', 'dynamic')]  # (a list's data too)
-        done = set()
-        for n in top:
+    done = set()
+    for n in nodes:
+        if n._kind in ('pointer', 'dynamic'):  # freed: the data reads 0 (a list's too)
             for f in fields_under(n):
                 if id(f) not in done:
                     done.add(id(f))
