@@ -81,7 +81,6 @@ def build_for(fb, node):
             # storage indices from 0 (what the sparse masks are indexed by); `offset=` is
             # added where the loop variables are bound
             dims = [(0, n, 1) for n in it.shape]
-            offset = it.offset
         elif isinstance(it, SNode) and it.levels and it._below is not None:  # x.parent(2): cells
             _check_loop_vars(fb, node.target)
             dims = [(0, n, 1) for n in it.shape]  # the node's own cells (Taichi's indices)
@@ -96,8 +95,7 @@ def build_for(fb, node):
             raise error(f'cannot loop over {type(it).__name__} in a kernel (use range, ti.ndrange, '
                         'a field, or ti.static(...) to unroll)')
     names = _target_names(node.target)
-    if not isinstance(it, Field):
-        offset = None
+    offset = it.offset if isinstance(it, Field) else None
     if not isinstance(it, (Field, SNode)):
         guards = ()
     if grouped:
