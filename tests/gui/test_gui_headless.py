@@ -198,6 +198,32 @@ def test_lines(png):
         check_coverage(img, d, radius, 0xFF8000)
 
 
+def test_single_shapes_take_any_two_element_point(png):
+    """Taichi's line/circle/rect/triangle/arrow read a point as p[0], p[1]: a (2, 1) column (as
+    DiffTaichi's rigid_body.py passes, rot_matrix @ [[dx], [dy]]) or a (1, 2) row draws the same
+    as a tuple."""
+    ref = make(res=100)
+    ref.line((0.1, 0.5), (0.9, 0.5), radius=2, color=0xFFFFFF)
+    ref.circle((0.3, 0.7), color=0xFF0000, radius=5)
+    ref.rect((0.2, 0.9), (0.4, 0.8), radius=1, color=0x00FF00)
+    ref.triangle((0.7, 0.1), (0.95, 0.1), (0.7, 0.4), color=0xFF00FF)
+    ref.arrow((0.5, 0.2), (0.2, 0.0), radius=1, color=0x0000FF)
+    want = png(ref)
+    col = lambda x, y: np.array([[x], [y]])
+    row = lambda x, y: np.array([[x, y]])
+    gui = make(res=100)
+    gui.line(col(0.1, 0.5), row(0.9, 0.5), radius=2, color=0xFFFFFF)
+    gui.circle(col(0.3, 0.7), color=0xFF0000, radius=5)
+    gui.rect(col(0.2, 0.9), col(0.4, 0.8), radius=1, color=0x00FF00)
+    gui.triangle(col(0.7, 0.1), row(0.95, 0.1), col(0.7, 0.4), color=0xFF00FF)
+    gui.arrow(col(0.5, 0.2), col(0.2, 0.0), radius=1, color=0x0000FF)
+    got = png(gui)
+    assert (want != rgb(BG)).any(-1).sum() > 500
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="position"):
+        gui.line(np.zeros(3), (0.5, 0.5))
+
+
 def test_lines_per_line_colors_and_offscreen(png):
     gui = make(res=100)
     gui.lines(np.array([[0.0, 0.2], [0.0, 0.8], [-1e30, 0.5], [np.nan, 0]]),

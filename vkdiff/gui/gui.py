@@ -44,6 +44,13 @@ def _points(p, name):
     return p
 
 
+def _point(p, name):
+    """One position for the single-shape methods: like Taichi (which reads p[0], p[1]) any
+    2-element array, e.g. a (2, 1) column, is the point; otherwise as _points."""
+    a = _np(p, np.float64)
+    return a.reshape(1, 2) if a.size == 2 else _points(a, name)
+
+
 def _colors(color, n, name="color"):
     c = color.to_numpy() if hasattr(color, "to_numpy") else color
     if isinstance(c, (numbers.Integral, np.integer)):
@@ -226,7 +233,7 @@ class GUI:
 
     def circle(self, pos, color=0xFFFFFF, radius=1):
         """One disc (Taichi's argument order: pos, color, radius)."""
-        self.circles(_points(pos, "pos"), radius=radius, color=color)
+        self.circles(_point(pos, "pos"), radius=radius, color=color)
 
     def lines(self, begin, end, radius=1, color=0xFFFFFF):
         """Segments begin[i] -> end[i] of half-width radius pixels."""
@@ -239,7 +246,7 @@ class GUI:
         self.canvas.lines(ax, ay, bx, by, _radii(radius, n), _colors(color, n))
 
     def line(self, begin, end, radius=1, color=0xFFFFFF):
-        self.lines(_points(begin, "begin"), _points(end, "end"), radius, color)
+        self.lines(_point(begin, "begin"), _point(end, "end"), radius, color)
 
     def triangles(self, a, b, c, color=0xFFFFFF):
         a, b, c = (_points(p, name) for p, name in ((a, "a"), (b, "b"), (c, "c")))
@@ -247,11 +254,11 @@ class GUI:
         self.canvas.triangles(a * scale, b * scale, c * scale, _colors(color, len(a)))
 
     def triangle(self, a, b, c, color=0xFFFFFF):
-        self.triangles(a, b, c, color)
+        self.triangles(_point(a, "a"), _point(b, "b"), _point(c, "c"), color)
 
     def rect(self, topleft, bottomright, radius=1, color=0xFFFFFF):
         """Outline of the axis-aligned rectangle with these corners."""
-        (x0, y0), (x1, y1) = _points(topleft, "topleft")[0], _points(bottomright, "bottomright")[0]
+        (x0, y0), (x1, y1) = _point(topleft, "topleft")[0], _point(bottomright, "bottomright")[0]
         begin = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
         self.lines(begin, np.roll(begin, -1, axis=0), radius, color)
 
@@ -270,7 +277,7 @@ class GUI:
             self.lines(a, b, radius, color)
 
     def arrow(self, orig, direction, radius=1, color=0xFFFFFF, **kwargs):
-        self.arrows(orig, direction, radius, color, **kwargs)
+        self.arrows(_point(orig, "orig"), _point(direction, "direction"), radius, color, **kwargs)
 
     @staticmethod
     def _field_base(w, h, bound):

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""DiffTaichi's examples on vkdiff, losses and gradients compared with Taichi 1.7.4 (a table).
+
+    .venv/bin/python tools/run_difftaichi.py --difftaichi DIR [--taichi-python PY] [--arch cpu]
+        [--fp64] [--iters N] [--only NAME,...] [--timeout 600] [--json FILE] [-v]
+
+DIR is a checkout of github.com/taichi-dev/difftaichi (its `examples/` folder is used; tested at
+commit 9f4ee52, "API update"); nothing of it is copied into this project. Each example runs in a
+fresh process twice, with `import taichi` resolving to vkdiff (tools/taichi_harness.py) and with
+the real Taichi (a side virtual environment, `pip install taichi==1.7.4`; ti.init forced to
+--arch), on a copy of its source with the few edits in PATCHES: fewer optimisation iterations
+(--iters) and time steps, the command-line arguments it needs, no final visualisation pass.
+--fp64 also turns every `ti.f32` into `ti.f64` and forces ti.init(default_fp=ti.f64): the
+examples are chaotic simulations whose f32 losses drift apart after a few iterations by round-off
+alone (Taichi CPU and Taichi Vulkan disagree as much), while f64 runs must agree closely.
+
+Headless: cv2, matplotlib, mpl_toolkits and imageio are replaced by do-nothing modules (neither
+environment needs them installed); vkdiff's GUI runs off-screen (TI_GUI_SHOW=0), Taichi's with
+show_gui=False. Each run happens in an empty temporary directory.
+
+What is compared: every time the example prints a line containing "loss" (each optimisation
+iteration does, after its backward pass and before its update), the worker records the numbers
+printed and, for every field among the example's globals that has a gradient, that gradient
+(the whole array when small, else its sum, sum of |.| and max |.|). The table gives the first
+iteration's worst gradient difference (before any update: no drift yet), the last iteration's
+loss on both, and the worst relative difference of the printed numbers over all iterations.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import types
+
+import numpy as np
+
+from taichi_harness import DEFAULT_TAICHI_PYTHON, alias_vkdiff, import_taichi, run_worker
+
+# example -> (argv, [(exact text, replacement)]); '{iters}' in a replacement is --iters. Every
+# text must occur in the source (else the tool says so: difftaichi changed).
+PATCHES = {
+    'mass_spring_simple.py': ([], [
+        ('for iter in range(25):', 'for iter in range({iters}):'),
+        ('steps = 1024\n\nvis', 'steps = 256\n\nvis'),
+        ("forward('initial')", 'forward()'),
+        ("    forward('final')", '    pass')]),
+    'mass_spring.py': (['0', 'train', '--iters', '{iters}'], [
+        ('steps = 2048 // 3', 'steps = 256'),
+        ("        forward('final{}'.format(options.robot_id))", '        pass')]),
+    'rigid_body.py': (['0', 'train'], [
+        ('for iter in range(20):', 'for iter in range({iters}):'),
+        ('steps = 2048\n', 'steps = 256\n'),
+        ("    forward('final{}'.format(robot_id))", '    pass')]),
+    'billiards.py': ([], [
+        ('for iter in range(200):', 'for iter in range({iters}):'),
+        ('steps = 1024\n', 'steps = 256\n'),
+        ("    forward(visualize=True, output='final')", '    pass')]),
+}
+EXAMPLES = list(PATCHES)
+
+
+class _Anything:
+    """Stands for any object of a module the examples use for pictures only."""
+
+    def __init__(self, *a, **k):
+        pass
+
+    def __call__(self, *a, **k):
+        return _Anything()
+
+    def __getattr__(self, name):
+        if name.startswith('__'):
+            raise AttributeError(name)
+        return _Anything()
+
+    def __iter__(self):
+        return iter(())
+
+
+def install_stubs():
+    for name in ('cv2', 'matplotlib', 'matplotlib.pyplot', 'mpl_toolkits',
+                 'mpl_toolkits.mplot3d', 'imageio'):
+        mod = types.ModuleType(name)
+        mod.__getattr__ = lambda attr: _Anything()
+        mod.__path__ = []
+        sys.modules[name] = mod
+
+
+def patched_source(src, name, iters, fp64):
+    argv, edits = PATCHES.get(name, ([], []))
+    for old, new in edits:
+        if old not in src:
+            raise RuntimeError(f'{name}: patch target {old!r} not found (difftaichi changed?)')
+        src = src.replace(old, new.format(iters=iters))
+    if fp64:
+        src = src.replace('ti.f32', 'ti.f64')
+    return [a.format(iters=iters) for a in argv], src
+
+
+def grad_summary(g):
+    """name -> gradient values (list) or [sum, sum|.|, max|.|] for every field with a grad."""
+    out = {}
+    for name, v in list(g.items()):
+        if name.startswith('_') or isinstance(v, (type, types.ModuleType)) or callable(v):
+            continue
+        if not (hasattr(v, 'to_numpy') and hasattr(v, 'shape')):
+            continue
+        try:
+            gr = v.grad
+            a = np.asarray(gr.to_numpy(), dtype=np.float64) if gr is not None else None
+        except Exception:
+            continue
+        if a is None:
+            continue
+        if a.size <= 4096:
+            out[name] = a.ravel().tolist()
+        else:
+            out[name] = [float(a.sum()), float(np.abs(a).sum()), float(np.abs(a).max())]
+    return out
+
+
+NUMBER = re.compile(r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf', re.I)
+
+
+def worker(backend, path, iters, fp64, out):
+    import builtins
+    import random
+    random.seed(0)
+    np.random.seed(0)
+    install_stubs()
+    force = {'default_fp': 'f64'} if fp64 else {}
+    if backend == 'vkdiff':
+        ti = alias_vkdiff()
+        init = ti.init
+        ti.init = lambda *a, **k: init(*a, **dict(k, **{x: getattr(ti, y)
+                                                       for x, y in force.items()}))
+    else:
+        import taichi
+        ti = import_taichi(backend.split('-')[1],
+                           **{x: getattr(taichi, y) for x, y in force.items()})
+
+        class GUI(ti.GUI):
+            def __init__(self, *a, **k):
+                k['show_gui'] = False
+                super().__init__(*a, **k)
+        ti.GUI = GUI
+    name = os.path.relpath(path, os.path.join(os.path.dirname(path), '..'))
+    name = os.path.basename(path) if name.startswith('examples') else name
+    with open(path) as f:
+        argv, src = patched_source(f.read(), os.path.basename(path), iters, fp64)
+    sys.argv = [path] + argv
+    sys.path.insert(0, os.path.dirname(path))
+    g = {'__name__': '__main__', '__file__': path, '__builtins__': builtins}
+    records = []
+
+    def recording_print(*a, **k):
+        builtins.print(*a, **k)
+        text = ' '.join(str(x) for x in a)
+        if 'loss' in text.lower():
+            records.append({'line': text, 'numbers': [float(x) for x in NUMBER.findall(text)],
+                            'grads': grad_summary(g)})
+    g['print'] = recording_print
+    res = {'error': None}
+    t0 = time.perf_counter()
+    try:
+        exec(compile(src, path, 'exec'), g)
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            res['error'] = f'exit({e.code!r})'
+    except BaseException as e:
+        import traceback
+        tb = traceback.extract_tb(e.__traceback__)
+        where = next((f'{os.path.basename(fr.filename)}:{fr.lineno}' for fr in reversed(tb)
+                      if fr.filename == path), '')
+        lines = [x for x in str(e).strip().splitlines() if x.strip()] or ['']
+        res['error'] = f'{type(e).__name__}: {lines[0]}'[:240] + (f' ({where})' if where else '')
+        res['traceback'] = traceback.format_exc()[-4000:]
+    res['elapsed'] = time.perf_counter() - t0
+    res['records'] = records
+    sys.stdout.flush()
+    with open(out, 'w') as f:
+        json.dump(res, f)
+    os._exit(0)
+
+
+# ------------------------------------------------------------------ driver
+def run_one(python, backend, path, iters, fp64, timeout):
+    tmp = tempfile.mkdtemp(prefix=f'difft-{backend}-')
+    out = os.path.join(tmp, '_result.json')
+    env = {'TI_GUI_SHOW': '0', 'PYTHONUNBUFFERED': '1'}
+    argv = [os.path.abspath(__file__), '--worker', backend, path, str(iters),
+            '1' if fp64 else '0', out]
+    t0 = time.perf_counter()
+    r = run_worker(python, argv, backend, tmp, timeout, env)
+    res = {'wall': time.perf_counter() - t0, 'records': []}
+    if r is None:
+        res['error'] = f'timeout after {timeout} s'
+    elif not os.path.exists(out):
+        err = (r.stderr.strip().splitlines() or [f'exit status {r.returncode}'])[-1]
+        res['error'] = f'crashed: {err[:200]}'
+    else:
+        with open(out) as f:
+            res.update(json.load(f))
+    res['stdout'] = r.stdout if r is not None else ''
+    res['stderr'] = r.stderr if r is not None else ''
+    shutil.rmtree(tmp, ignore_errors=True)
+    return res
+
+
+def rel_diff(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return float('inf')
+    if a.size == 0:
+        return 0.0
+    scale = max(np.abs(b).max(), 1e-30)
+    return float(np.abs(a - b).max() / scale)
+
+
+def compare(v, t):
+    """Worst relative differences: first record's gradients (per field, on the field's scale),
+    printed numbers over all records; None where there is nothing to compare."""
+    rv, rt = v['records'], t['records']
+    out = {'iterations': (len(rv), len(rt))}
+    if not rv or not rt:
+        return out
+    g0 = {}
+    for k in sorted(set(rv[0]['grads']) & set(rt[0]['grads'])):
+        g0[k] = rel_diff(rv[0]['grads'][k], rt[0]['grads'][k])
+    out['grad0'] = g0
+    worst = 0.0
+    for a, b in zip(rv, rt):
+        na, nb = a['numbers'], b['numbers']
+        if len(na) != len(nb):
+            worst = float('inf')
+            continue
+        for x, y in zip(na, nb):
+            worst = max(worst, abs(x - y) / max(abs(y), 1e-30) if x != y else 0.0)
+    out['printed'] = worst
+    out['last'] = (rv[-1]['line'], rt[-1]['line'])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--difftaichi', help='a difftaichi checkout (required)')
+    ap.add_argument('--taichi-python', default=DEFAULT_TAICHI_PYTHON)
+    ap.add_argument('--arch', default='cpu', help='Taichi backend of the reference run')
+    ap.add_argument('--fp64', action='store_true')
+    ap.add_argument('--iters', type=int, default=3)
+    ap.add_argument('--only', default='')
+    ap.add_argument('--timeout', type=int, default=600)
+    ap.add_argument('--json')
+    ap.add_argument('-v', action='store_true')
+    ap.add_argument('--worker', nargs=5, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        b, p, it, fp, out = a.worker
+        return worker(b, p, int(it), fp == '1', out)
+    if not a.difftaichi:
+        ap.error('--difftaichi DIR is required')
+    root = os.path.join(a.difftaichi, 'examples')
+    names = [n for n in EXAMPLES if not a.only or any(s in n for s in a.only.split(','))]
+    rows = []
+    for n in names:
+        path = os.path.join(root, n)
+        v = run_one(sys.executable, 'vkdiff', path, a.iters, a.fp64, a.timeout)
+        t = run_one(a.taichi_python, f'taichi-{a.arch}', path, a.iters, a.fp64, a.timeout)
+        row = {'example': n, 'vkdiff_error': v.get('error'), 'taichi_error': t.get('error'),
+               'vkdiff_s': round(v['wall'], 1), 'taichi_s': round(t['wall'], 1)}
+        row.update(compare(v, t))
+        rows.append(row)
+        print_row(row)
+        if a.v:
+            for r, tag in ((v, 'vkdiff'), (t, 'taichi')):
+                if r.get('error'):
+                    print(f'--- {tag}:\n' + r.get('traceback', r['stderr'][-3000:]))
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump(rows, f, indent=1)
+
+
+def print_row(r):
+    if r['vkdiff_error'] or r['taichi_error']:
+        print(f"{r['example']}: vkdiff {r['vkdiff_error'] or 'ok'} | taichi "
+              f"{r['taichi_error'] or 'ok'}", flush=True)
+        return
+    g0 = r.get('grad0') or {}
+    worst = max(g0.values()) if g0 else None
+    print(f"{r['example']}: iterations {r['iterations']}, first-iteration gradients worst rel "
+          f"diff {worst if worst is None else f'{worst:.2e}'} "
+          f"({', '.join(f'{k} {x:.1e}' for k, x in g0.items())}), printed numbers worst "
+          f"{r.get('printed', float('nan')):.2e}; last: vkdiff {r.get('last', ('', ''))[0]!r} "
+          f"taichi {r.get('last', ('', ''))[1]!r}; {r['vkdiff_s']} s vs {r['taichi_s']} s",
+          flush=True)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
