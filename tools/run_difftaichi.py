@@ -58,6 +58,33 @@ PATCHES = {
         ('for iter in range(200):', 'for iter in range({iters}):'),
         ('steps = 1024\n', 'steps = 256\n'),
         ("    forward(visualize=True, output='final')", '    pass')]),
+    'diffmpm.py': (['--iters', '{iters}'], [
+        ('max_steps = 2048\nsteps = 1024', 'max_steps = 128\nsteps = 128'),
+        ('        if iter % 10 == 0:', '        if False:')]),
+    'diffmpm_simple.py': ([], [
+        ('for i in range(30):', 'for i in range({iters}):'),
+        ('max_steps = 1024\nsteps = 1024', 'max_steps = 128\nsteps = 128')]),
+    'diffmpm_checkpointing.py': (['--iters', '{iters}'], [
+        ('max_steps = 1024\nsteps = 1024', 'max_steps = 128\nsteps = 128')]),
+    'electric.py': ([], [
+        ('for iter in range(200000):', 'for iter in range({iters}):'),
+        ("forward(visualize=True, output='initial')", 'forward()'),
+        ('vis = iter % 200 == 0', 'vis = False'),
+        ('# print(iter, "loss", loss[None])', 'print(iter, "loss", loss[None])'),
+        ("    forward(visualize=True, output='final')", '    pass')]),
+    'wave.py': (['--iters', '{iters}'], [
+        ('max_steps = 512', 'max_steps = 128'), ('steps = 256', 'steps = 64'),
+        ("    forward('optimized')", '    pass')]),
+    'smoke_taichi_cpu.py': (['--iters', '{iters}'], [
+        ('steps = 100', 'steps = 20'),
+        ('output = "test" if opt % 10 == 9 else None', 'output = None'),
+        ('    forward("output")', '    pass')]),
+    'smoke_taichi_gpu.py': (['--iters', '{iters}'], [
+        ('steps = 100', 'steps = 20'),
+        ('    forward("output")', '    pass')]),
+    'smoke_taichi.py': (['--iters', '{iters}'], [
+        ('steps = 100', 'steps = 20'),
+        ('    forward("output")', '    pass')]),
 }
 EXAMPLES = list(PATCHES)
 
@@ -80,13 +107,60 @@ class _Anything:
         return iter(())
 
 
-def install_stubs():
+def _png_module():
+    """vkdiff/gui/png.py (numpy + zlib only) loaded by path: both environments can use it."""
+    import importlib.util
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location(
+        '_difft_png', os.path.join(here, 'vkdiff', 'gui', 'png.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _resize(img, dsize=None, fx=None, fy=None, **_):
+    """cv2.resize's bilinear sampling (pixel centres aligned, edges clamped), numpy only."""
+    img = np.asarray(img)
+    h, w = img.shape[:2]
+    ow, oh = dsize if dsize else (int(round(w * fx)), int(round(h * fy)))
+
+    def axis(n, m):
+        s = np.clip((np.arange(m) + 0.5) * (n / m) - 0.5, 0, n - 1)
+        i0 = np.floor(s).astype(int)
+        return i0, np.minimum(i0 + 1, n - 1), s - i0
+    y0, y1, wy = axis(h, oh)
+    x0, x1, wx = axis(w, ow)
+    wy = wy.reshape((-1, 1) + (1,) * (img.ndim - 2))
+    wx = wx.reshape((1, -1) + (1,) * (img.ndim - 2))
+    f = img.astype(np.float64)
+    top = f[y0][:, x0] * (1 - wx) + f[y0][:, x1] * wx
+    bot = f[y1][:, x0] * (1 - wx) + f[y1][:, x1] * wx
+    return (top * (1 - wy) + bot * wy).astype(img.dtype if img.dtype.kind == 'f' else np.float64)
+
+
+def install_stubs(example_dir):
+    """cv2, matplotlib, mpl_toolkits and imageio as do-nothing modules, except reading PNGs
+    (cv2.imread: BGR; imageio.imread: as stored; relative paths also looked up beside the
+    example) and cv2.resize."""
+    png = _png_module()
+
+    def find(path):
+        alt = os.path.join(example_dir, path)
+        return path if os.path.exists(path) or not os.path.exists(alt) else alt
+
+    def imread(path, flags=1):
+        img = png.read_png(find(path))
+        rgb = img[..., :3] if img.shape[2] >= 3 else np.repeat(img[..., :1], 3, axis=2)
+        return rgb[..., ::-1].copy() if flags else rgb.mean(axis=2).astype(np.uint8)
     for name in ('cv2', 'matplotlib', 'matplotlib.pyplot', 'mpl_toolkits',
                  'mpl_toolkits.mplot3d', 'imageio'):
         mod = types.ModuleType(name)
         mod.__getattr__ = lambda attr: _Anything()
         mod.__path__ = []
         sys.modules[name] = mod
+    sys.modules['cv2'].imread = imread
+    sys.modules['cv2'].resize = _resize
+    sys.modules['imageio'].imread = lambda path, *a, **k: png.read_png(find(path))
 
 
 def patched_source(src, name, iters, fp64):
@@ -100,9 +174,11 @@ def patched_source(src, name, iters, fp64):
     return [a.format(iters=iters) for a in argv], src
 
 
-def grad_summary(g):
-    """name -> gradient values (list) or [sum, sum|.|, max|.|] for every field with a grad."""
-    out = {}
+def grad_summary(g, dump=None):
+    """name -> {'all': gradient values} (small fields) or {'sum', 'abs' (sum of |.|), 'max'
+    (max |.|)} for every field among g's values that has a gradient; `dump`: also save the whole
+    arrays to this .npz file."""
+    out, whole = {}, {}
     for name, v in list(g.items()):
         if name.startswith('_') or isinstance(v, (type, types.ModuleType)) or callable(v):
             continue
@@ -115,11 +191,25 @@ def grad_summary(g):
             continue
         if a is None:
             continue
+        whole[name] = a
         if a.size <= 4096:
-            out[name] = a.ravel().tolist()
+            out[name] = {'all': a.ravel().tolist()}
         else:
-            out[name] = [float(a.sum()), float(np.abs(a).sum()), float(np.abs(a).max())]
+            out[name] = {'sum': float(a.sum()), 'abs': float(np.abs(a).sum()),
+                         'max': float(np.abs(a).max())}
+    if dump:
+        np.savez(dump, **whole)
     return out
+
+
+def _values(s):
+    return s['all'] if 'all' in s else [s['sum'], s['abs'], s['max']]
+
+
+def _magnitude(s):
+    a = np.asarray(_values(s) if 'all' in s else [s['max']], np.float64)
+    a = a[np.isfinite(a)]
+    return float(np.abs(a).max()) if a.size else 0.0
 
 
 NUMBER = re.compile(r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf', re.I)
@@ -130,7 +220,7 @@ def worker(backend, path, iters, fp64, out):
     import random
     random.seed(0)
     np.random.seed(0)
-    install_stubs()
+    install_stubs(os.path.dirname(os.path.abspath(path)))
     force = {'default_fp': 'f64'} if fp64 else {}
     if backend == 'vkdiff':
         ti = alias_vkdiff()
@@ -155,13 +245,15 @@ def worker(backend, path, iters, fp64, out):
     sys.path.insert(0, os.path.dirname(path))
     g = {'__name__': '__main__', '__file__': path, '__builtins__': builtins}
     records = []
+    dump = os.environ.get('DIFFT_DUMP')  # a folder: the first record's whole gradients go there
+    dump = dump and os.path.join(dump, f'{os.path.basename(path)[:-3]}-{backend}.npz')
 
     def recording_print(*a, **k):
         builtins.print(*a, **k)
         text = ' '.join(str(x) for x in a)
         if 'loss' in text.lower():
             records.append({'line': text, 'numbers': [float(x) for x in NUMBER.findall(text)],
-                            'grads': grad_summary(g)})
+                            'grads': grad_summary(g, dump if not records else None)})
     g['print'] = recording_print
     res = {'error': None}
     t0 = time.perf_counter()
@@ -211,13 +303,22 @@ def run_one(python, backend, path, iters, fp64, timeout):
 
 
 def rel_diff(a, b):
+    """max |a - b| / max |b|; NaN or inf in the same places on both count as equal there, in
+    one only as inf."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape:
         return float('inf')
+    bad_a, bad_b = ~np.isfinite(a), ~np.isfinite(b)
+    if (bad_a != bad_b).any() or not np.array_equal(a[bad_a], b[bad_b], equal_nan=True):
+        return float('inf')
+    a, b = a[~bad_a], b[~bad_b]
     if a.size == 0:
         return 0.0
     scale = max(np.abs(b).max(), 1e-30)
     return float(np.abs(a - b).max() / scale)
+
+
+NOISE = 1e-5  # a gradient below NOISE x the largest one on both backends is round-off noise
 
 
 def compare(v, t):
@@ -227,10 +328,18 @@ def compare(v, t):
     out = {'iterations': (len(rv), len(rt))}
     if not rv or not rt:
         return out
-    g0 = {}
-    for k in sorted(set(rv[0]['grads']) & set(rt[0]['grads'])):
-        g0[k] = rel_diff(rv[0]['grads'][k], rt[0]['grads'][k])
+    g0, tiny = {}, []
+    gv, gt = rv[0]['grads'], rt[0]['grads']
+    names = sorted(set(gv) & set(gt))
+    largest = max([_magnitude(gt[k]) for k in names] + [0.0])
+    for k in names:
+        if max(_magnitude(gv[k]), _magnitude(gt[k])) < NOISE * largest:
+            tiny.append(k)  # round-off around a zero gradient on both: not compared
+            continue
+        g0[k] = rel_diff(_values(gv[k]), _values(gt[k]))
     out['grad0'] = g0
+    out['tiny0'] = tiny
+    out['nonfinite0'] = sorted(k for k in g0 if not np.isfinite(_values(gv[k])).all())
     worst = 0.0
     for a, b in zip(rv, rt):
         na, nb = a['numbers'], b['numbers']
@@ -254,6 +363,7 @@ def main():
     ap.add_argument('--only', default='')
     ap.add_argument('--timeout', type=int, default=600)
     ap.add_argument('--json')
+    ap.add_argument('--dump', help='folder: save each run\'s first-iteration gradients (.npz)')
     ap.add_argument('-v', action='store_true')
     ap.add_argument('--worker', nargs=5, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -262,6 +372,9 @@ def main():
         return worker(b, p, int(it), fp == '1', out)
     if not a.difftaichi:
         ap.error('--difftaichi DIR is required')
+    if a.dump:
+        os.makedirs(a.dump, exist_ok=True)
+        os.environ['DIFFT_DUMP'] = os.path.abspath(a.dump)
     root = os.path.join(a.difftaichi, 'examples')
     names = [n for n in EXAMPLES if not a.only or any(s in n for s in a.only.split(','))]
     rows = []
@@ -292,7 +405,9 @@ def print_row(r):
     worst = max(g0.values()) if g0 else None
     print(f"{r['example']}: iterations {r['iterations']}, first-iteration gradients worst rel "
           f"diff {worst if worst is None else f'{worst:.2e}'} "
-          f"({', '.join(f'{k} {x:.1e}' for k, x in g0.items())}), printed numbers worst "
+          f"({', '.join(f'{k} {x:.1e}' for k, x in g0.items())}; NaN/inf in both: "
+          f"{', '.join(r.get('nonfinite0', [])) or 'none'}; ~0 on both: "
+          f"{', '.join(r.get('tiny0', [])) or 'none'}), printed numbers worst "
           f"{r.get('printed', float('nan')):.2e}; last: vkdiff {r.get('last', ('', ''))[0]!r} "
           f"taichi {r.get('last', ('', ''))[1]!r}; {r['vkdiff_s']} s vs {r['taichi_s']} s",
           flush=True)

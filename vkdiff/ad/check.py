@@ -58,8 +58,8 @@ def gradcheck(loss, params, fn, *args, mode='jvp', directions=3, eps=1e-4, seed=
 
 def _ensure_duals(loss):
     for f in list(state.fields):
-        if f.grad is not None and f.dual is None and f._generation == state.generation \
+        if f._grad is not None and f._dual is None and f._generation == state.generation \
                 and f._shape is not None:
             f._add_grad('dual')
-    if loss.dual is None:
+    if loss._dual is None:
         loss._add_grad('dual')

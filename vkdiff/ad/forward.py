@@ -17,7 +17,7 @@ class FwdMode:
     def __init__(self, loss, param, seed=None, clear_gradients=True):
         self.loss, self.param, self.clear = loss, param, clear_gradients
         for f, what in ((param, 'param'), *([(l, 'loss') for l in _as_list(loss)])):
-            if f.dual is None:
+            if f._dual is None:
                 raise AutodiffError(f'FwdMode {what} {f.name} has no dual: declare it with '
                                     'needs_dual=True (or call ti.root.lazy_dual())')
         n = int(np.prod(param.shape + param.elem_shape, dtype=np.int64))
@@ -62,15 +62,15 @@ def hvp(loss, param, v, fn, *args, **kwargs):
     Forward-over-reverse: the launches run as tangent kernels (seeded with v), then the adjoint
     of each launch runs as a tangent kernel too, so `param.grad.dual` collects H·v (and
     `param.grad` the gradient, as a by-product). None of Taichi, Warp or Dr.Jit offers this."""
-    if loss.grad is None or param.grad is None:
+    if loss._grad is None or param._grad is None:
         raise AutodiffError('hvp needs needs_grad=True on the loss and the parameter')
     for f in list(state.fields):
-        if f.grad is not None and f._generation == state.generation and f._shape is not None:
-            if f.dual is None:
+        if f._grad is not None and f._generation == state.generation and f._shape is not None:
+            if f._dual is None:
                 f._add_grad('dual')
             if f.grad.dual is None:
                 f.grad._add_grad('dual')
-    if loss.dual is None:
+    if loss._dual is None:
         loss._add_grad('dual')
     loss.fill(0)
     fwd = FwdMode(loss, param, seed=list(_flat(v)))

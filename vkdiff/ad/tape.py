@@ -57,7 +57,7 @@ class Tape:
                 raise AutodiffArgumentError(f'Tape(loss=...) needs a 0-D field; {loss.name} has '
                                             f'shape {loss.shape} (use kernel.grad() for other '
                                             'outputs)')
-            if loss.grad is None:
+            if loss._grad is None:  # (not loss.grad: an unplaced one counts as none)
                 raise AutodiffArgumentError(f'the loss {loss.name} has no gradient: declare it '
                                             'with needs_grad=True')
 
@@ -112,7 +112,7 @@ class Tape:
         (forward-mode directional derivatives against the reverse gradient); printed and kept as
         `tape.grad_check_error`. The gradients computed by the tape are left in place."""
         from .check import gradcheck
-        saved = {f: f.grad.to_numpy() for f in state.fields if f.grad is not None
+        saved = {f: f.grad.to_numpy() for f in state.fields if f._grad is not None
                  and f._generation == state.generation and f._shape is not None}
 
         def replay():

@@ -66,8 +66,8 @@ class ExpressionBuilder:
                 if idx is not None and len(idx) == 1:
                     return self.read(raw.entries[idx[0]])
         v = getattr(base, node.attr)
-        if v is None and node.attr in ('grad', 'dual') and isinstance(base, Field) and \
-                base.dtype.is_float:  # (Taichi's float fields always have an unplaced one)
+        if node.attr in ('grad', 'dual') and isinstance(base, Field) and base.dtype.is_float \
+                and (v is None or v._shape is None):  # (Taichi's: always one, maybe unplaced)
             raise error(f'Gradient {base.name}.{node.attr} has not been placed, check whether '
                         f'`needs_{node.attr}=True`', CompileError)
         return v

@@ -23,6 +23,7 @@ class Field(ir.ElementShape):
         self.name = name or f'field{len(state.fields)}'
         self.buffer = ir.Buffer(self.name, self.dtype, None, self.elem_shape, role)
         self._shape = None if shape is None else _norm_shape(shape)
+        self._declared_shapeless = shape is None  # (placed by the user: see _unplaced)
         binding.register(self)
         if self._shape is not None:
             self._check_size()
@@ -58,8 +59,21 @@ class Field(ir.ElementShape):
         self.buffer.dual = g.buffer if g is not None else None
 
     def _unplaced(self, kind):
-        if self._shape is None and self.is_grad_of is None and self.dtype.is_float:
+        if self.is_grad_of is not None or not self.dtype.is_float:
+            return None
+        if self._shape is None:
             return self._add_grad(kind)
+        if self.__dict__.get('_declared_shapeless'):
+            # placed already (`place(x)`, then `place(x.grad)` in another statement): a gradient
+            # of its own, attached to x only once placed (_place); until then x has none
+            pending = self.__dict__.setdefault('_pending', {})
+            if kind not in pending:
+                g = Field(self.dtype, None, self.elem_shape, name=f'{self.name}.{kind}', role=kind)
+                g.is_grad_of = self
+                g.buffer.primal = self.buffer
+                g.offset = self.offset
+                pending[kind] = g
+            return pending[kind]
         return None
 
     # ---------------------------------------------------------------- layout
@@ -97,6 +111,14 @@ class Field(ir.ElementShape):
             if self.is_grad_of is not None and self._shape == _norm_shape(shape):
                 return  # `place(x, x.grad)`: placing x placed its gradient already
             raise VkdiffError(f'field {self.name} is already placed')
+        primal, kind = self.is_grad_of, self.buffer.role
+        if primal is not None and primal.__dict__.get('_pending', {}).get(kind) is self:
+            if primal._shape != _norm_shape(shape):
+                raise VkdiffError(f'{self.name} placed with shape {_norm_shape(shape)}, but '
+                                  f'{primal.name} has shape {primal._shape}: a gradient has its '
+                                  "field's shape")
+            del primal._pending[kind]
+            setattr(primal, kind, self)
         self._shape = _norm_shape(shape)
         self._check_size()
         for g in (self._grad, self._dual):

@@ -188,13 +188,13 @@ class SNode:
 
     def lazy_grad(self):
         for f in list(state.fields):
-            if f.dtype.is_float and f.grad is None and f.is_grad_of is None and \
+            if f.dtype.is_float and f._grad is None and f.is_grad_of is None and \
                     f._generation == state.generation:
                 f._add_grad('grad')
 
     def lazy_dual(self):
         for f in list(state.fields):
-            if f.dtype.is_float and f.dual is None and f.is_grad_of is None and \
+            if f.dtype.is_float and f._dual is None and f.is_grad_of is None and \
                     f._generation == state.generation:
                 f._add_grad('dual')
 
