@@ -254,3 +254,37 @@ def test_vector_loads_of_pairs_keep_component_order(dtype):
     if 'llvmpipe' in state.runtime().name:  # the 64-bit word views are what ran
         spv = k.spirv()
         assert 'OpTypeRuntimeArray %ulong' in spv and 'OpTypeRuntimeArray %v2ulong' in spv
+
+
+def test_vector_loads_of_a_field_the_loop_also_writes():
+    """Reads through the vector view and writes through the scalar one, in one task: a read
+    after a write (in the same block, in a branch, in an inner loop) sees the written value."""
+    v = ti.Vector.field(2, ti.f32, shape=48)
+    out = ti.field(ti.f32, shape=(48, 4))
+
+    @ti.kernel
+    def k():
+        for i in v:
+            a = v[i]
+            v[i][1] = a[0] + a[1]
+            out[i, 0] = v[i][0] * 10 + v[i][1]
+            if i % 3 == 0:
+                v[i][0] = -1.0
+            out[i, 1] = v[i][0] + v[i][1]
+            for _ in range(2):
+                v[i] += ti.Vector([1.0, 2.0])
+                out[i, 2] += v[i][1]
+            out[i, 3] = v[i][0] - v[i][1]
+
+    a = np.random.default_rng(2).normal(size=(48, 2)).astype(np.float32)
+    v.from_numpy(a)
+    k()
+    x, y = a[:, 0].astype(np.float64), (a[:, 0] + a[:, 1]).astype(np.float32).astype(np.float64)
+    want = np.zeros((48, 4))
+    want[:, 0] = x * 10 + y
+    x = np.where(np.arange(48) % 3 == 0, -1.0, x)
+    want[:, 1] = x + y
+    want[:, 2] = (y + 2) + (y + 4)
+    want[:, 3] = (x + 2) - (y + 4)
+    np.testing.assert_allclose(out.to_numpy(), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(v.to_numpy(), np.stack([x + 2, y + 4], 1), rtol=1e-6, atol=1e-6)

@@ -94,6 +94,7 @@ class GlobalMemory:
         if s.buf.dtype.is_narrow:
             narrow.store(self, s)
             return
+        self.forget_vector_loads(s.buf)
         ptr = self.element_ptr(s)
         self.emit(f'OpStore {ptr} {self.to_storage(s.buf, self.values[s.value_arg])}')
 
@@ -158,12 +159,15 @@ class GlobalMemory:
         load (through a second, vector-typed view of the same binding). With `pack64` (a CPU
         driver with 64-bit integers) a 32-bit element's pairs of components are read as 64-bit
         words: lavapipe runs each component of a storage-buffer load as a loop over the SIMD
-        lanes, so a vec2 costs one loop instead of two (tools/profile_tasks.py)."""
+        lanes, so a vec2 costs one loop instead of two (tools/profile_tasks.py).
+        A field the task also writes: a store or atomic ends the reuse of the loads before it
+        (forget_vector_loads), and both views are decorated Aliased (the driver must not move
+        a load through one view across a store through the other)."""
         f = s.buf
         if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
-                f.role == 'shared' or \
-                s.attrs.get('comp', 0) < 0 or f in self.vec_written:
+                f.role == 'shared' or s.attrs.get('comp', 0) < 0:
             return None
+        self.vec_fields.add(f)
         key = (id(s.parent), f, tuple(id(i) for i in s.indices))
         vec = self.vec_loads.get(key)
         if vec is None:
@@ -192,6 +196,11 @@ class GlobalMemory:
         m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
         m.decorations.append(f'OpDecorate {var} Binding {k}')
         m.decorations.append(f'OpDecorate {var} NonWritable')
+        if f in self.vec_written:
+            m.decorations.append(f'OpDecorate {var} Aliased')
+            if f not in self.aliased:
+                self.aliased.add(f)
+                m.decorations.append(f'OpDecorate {self.buffers[f]} Aliased')
         return var
 
     def from_storage(self, f, v):
@@ -201,4 +210,12 @@ class GlobalMemory:
         return self.op('OpBitcast', self.t(self.storage_type(f)), v) if f in self.int_view else v
 
     def gen_atomic(self, s):
+        self.forget_vector_loads(s.buf)
         return atomics.gen_atomic(self, s)
+
+    def forget_vector_loads(self, f):
+        """A store or atomic on `f`: its vector loads made so far are not reused after it (the
+        statements are generated in program order, so whatever follows may read a new value)."""
+        if f in self.vec_fields:
+            for k in [k for k in self.vec_loads if k[1] is f]:
+                del self.vec_loads[k]
