@@ -38,6 +38,7 @@ class TaskCodegen(GlobalMemory):
         # vector loads as 64-bit words (codegen/memory.py vector_load): CPU drivers only
         self.pack64 = cpu_driver and bool(features.get('int64'))
         self.vec_written = {s.buf for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
+        self.pair_stores = self.plan_pair_stores()  # 64-bit stores of component pairs
 
     # ------------------------------------------------------------ helpers
     def fail(self, s, msg):
