@@ -174,10 +174,11 @@ class Pool:
 
     def clear(self):
         """deactivate_all: every list empty, every chunk back in the pool (zeroed)."""
+        used = min(int(self.top.storage.for_host_read()[0]), self.capacity) * self.B
         self.table.storage.for_host_overwrite()[...] = 0
         self.top.storage.for_host_overwrite()[...] = 0
-        for p in self.pools.values():
-            p.storage.for_host_overwrite()[...] = 0
+        for p in self.pools.values():  # (the slots given out: pages never touched stay free)
+            p.storage.for_host_write()[:used] = 0
 
 
 def _unlist(f):
