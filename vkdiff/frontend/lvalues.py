@@ -202,9 +202,11 @@ class DynamicEntry:
         self._each(lambda e: e.store(value))
 
     def atomic(self, fn, value):
-        old = self.load()
-        self._each(lambda e: e.atomic(fn, value))
-        return old
+        """The atomic on the selected entry; its result (the value it replaced) is carried out
+        of the `if` through a local, so that it is the atomic's own old value."""
+        old = LocalVar(self.dtype)
+        self._each(lambda e: old.store(e.atomic(fn, value)))
+        return old.load()
 
     def augment(self, fn, value):
         self._each(lambda e: e.augment(fn, value) if hasattr(e, 'augment') else e.atomic(fn, value))

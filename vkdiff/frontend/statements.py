@@ -20,8 +20,8 @@ from .compiletime import (Static, _StaticBreak, _StaticContinue, _compile_time,
 from .context import Value, current, emit, error
 from .expressions import _BINOPS
 from .loops import _decorator, build_for
-from .lvalues import (ATOMIC_AUG, ArrayElem, FieldElem, LocalList, LocalVar, MatrixLValue,
-                      field_lvalue, new_local)
+from .lvalues import (ATOMIC_AUG, ArrayElem, DynamicEntry, FieldElem, LocalList, LocalVar,
+                      MatrixLValue, field_lvalue, new_local)
 
 
 class StatementBuilder:
@@ -170,8 +170,11 @@ class StatementBuilder:
         if op == 'matmul':
             target.store(target.load() @ value)
             return
-        if op in ATOMIC_AUG and isinstance(target, (LocalVar, MatrixLValue, ArrayElem)):
-            target.augment(op, value)  # atomic if the local turns out to be shared by tasks
+        if op in ATOMIC_AUG and isinstance(target, (LocalVar, MatrixLValue, ArrayElem,
+                                                    DynamicEntry)):
+            # atomic on field entries (`v[i][d] += x` with a run-time d too), and on a local
+            # once it turns out to be shared by tasks
+            target.augment(op, value)
             return
         target.store(ops.binary(op, target.load(), value))
 
