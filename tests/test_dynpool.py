@@ -198,3 +198,34 @@ def test_gradients_through_a_pooled_dynamic_field(monkeypatch):
     np.testing.assert_allclose(loss[None], (v ** 2 * (j + 1)).sum(), rtol=1e-5)
     np.testing.assert_allclose(x.grad.to_numpy(), 2 * v * (j + 1), rtol=1e-5)
     assert _pool(dn) is not None
+
+
+def test_struct_for_over_a_pooled_field_visits_list_elements_not_the_extent():
+    # 1000 x 1000 lists of up to 2048: 2e9 indices (more than an i32 loop counts), 8 GB dense
+    x = ti.field(ti.f32)
+    dn = ti.root.dense(ti.ij, (1000, 1000)).dynamic(ti.k, 2048, chunk_size=64)
+    dn.place(x)
+    cells = [(0, 0), (3, 999), (500, 7), (999, 999)]
+
+    @ti.kernel
+    def fill(u: ti.i32, v: ti.i32, n: ti.i32):
+        for k in range(n):
+            x[u, v].append(k * 1.0 + u)
+
+    @ti.kernel
+    def stats() -> ti.math.vec4:
+        s, n, m = 0.0, 0, 0
+        for i, j, k in x:
+            s += x[i, j, k]
+            n += 1
+        for I in ti.grouped(dn):
+            m += I[2] + 1
+        return ti.math.vec4(s, n, m, 0)
+
+    lens = [5, 300, 1, 2048]
+    for (u, v), n in zip(cells, lens):
+        fill(u, v, n)
+    s = sum(sum(k + u for k in range(n)) for (u, _), n in zip(cells, lens))
+    m = sum(n * (n + 1) // 2 for n in lens)
+    assert stats().to_numpy().tolist() == [s, sum(lens), m, 0]
+    assert dn._pool_mode

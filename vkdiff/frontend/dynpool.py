@@ -13,6 +13,7 @@ from ..lang import dynpool as D
 from ..lang import sparse as S
 from . import ops
 from .context import Value, current, emit
+from .sparse import only_active
 
 
 def pooled(field):
@@ -155,3 +156,57 @@ def clear_list(node, cell, old):
                 for comp in range(f.ncomp):
                     emit('gstore', None, [at.stmt, ops.as_value(0, f.dtype).stmt],
                          attrs={'buf': pf.buffer, 'comp': comp})
+
+
+TILE = 256  # list positions per invocation of a struct-for over a pooled field
+
+
+def struct_for_plan(guards, dims):
+    """The dynamic guard of a struct-for over a pooled node's field (or the node), whose
+    indices are its list's cell and position: then the loop runs over (list, tile of TILE
+    positions) and each invocation over its tile's positions below the length, instead of over
+    the whole extent (oit_renderer's: 2e9 indices). None otherwise."""
+    if not guards or guards[-1].kind != 'dynamic' or \
+            not guards[-1].node.__dict__.get('_pool_mode'):
+        return None
+    g = guards[-1]
+    p, s, _, wrap = g.dyn
+    if wrap or s != 1 or any(st != 1 for _, st in g.cell) or \
+            len(g.cell) + 1 != len(dims) or any(lo != 0 or st != 1 for lo, _, st in dims):
+        return None
+    return g
+
+
+def struct_for(fb, node, names, grouped, guards, g, offset):
+    from .loops import _bind_indices, _loop_body
+    p, _, n, _ = g.dyn
+    cells = list(g.store.shape)
+    tile = min(TILE, n)
+    tiles = -(-n // tile)
+    total = tiles
+    for c in cells:
+        total *= c
+    body = ir.Block()
+    loop = emit('parfor', T.i32, [_ival(total)], blocks=[body])
+    with current().open(body), _loop_body(fb, 'parallel'):
+        k = Value(loop)
+        t = ops.binary('mod', k, tiles) if tiles > 1 else _ival(0)
+        rest = ops.binary('floordiv', k, tiles) if tiles > 1 else k
+        cell = []
+        for d in reversed(range(len(cells))):
+            cell.append(ops.binary('mod', rest, cells[d]) if d > 0 else rest)
+            rest = ops.binary('floordiv', rest, cells[d])
+        cell.reverse()
+        length = ops.binary('min', _word(g.store, cell).load(), n)
+        start = ops.binary('mul', t, tile)
+        end = ops.binary('min', ops.binary('add', start, tile), length)
+        inner = ir.Block()
+        loop2 = emit('for', T.i32, [start, end], attrs={'step': 1}, blocks=[inner])
+        with current().open(inner):
+            idx = [None] * (len(cells) + 1)
+            for (pos, _), c in zip(g.cell, cell):
+                idx[pos] = c
+            idx[p] = Value(loop2)
+            _bind_indices(fb, names, idx, grouped, offset)
+            with only_active(guards[:-1], idx):  # (a bitmasked node above the lists)
+                fb.build_body(node.body)
