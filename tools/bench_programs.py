@@ -3,6 +3,7 @@
 
     .venv/bin/python tools/bench_programs.py [--taichi-python /work/venvs/taichi/bin/python]
                                              [--only NAME,...] [--frames N] [--repeat R]
+    .venv/bin/python tools/bench_programs.py --check ITERS [--only NAME,...]
 
 Each program runs in a fresh subprocess per backend, from the same source file: vkdiff runs it
 with `taichi` (and `taichi.math`) aliased to vkdiff; Taichi runs it with `ti.init` forced to
@@ -19,6 +20,14 @@ The first frames/iterations (compilation) are not timed. Times are medians of th
 the ratio is Taichi's time over vkdiff's (> 1: vkdiff faster). Taichi is a benchmark-only
 reference installed in a side virtual environment (pip install taichi==1.7.4), never a vkdiff
 dependency; without it the table shows vkdiff alone.
+
+The note column shows each side's first and last loss, in f32. They need not match: the
+mass-spring robot amplifies round-off (stiff springs, sticky ground contacts), so its f32 losses
+drift apart within a few iterations between any two backends, Taichi's own CPU and Vulkan
+included. `--check ITERS` is the correctness check instead of timing: the own programs' losses
+over ITERS iterations in f64 (vkdiff vs Taichi CPU: equal to round-off, ~1e-11, or a gradient
+differs) and in f32 (vkdiff, Taichi Vulkan, Taichi CPU). The own programs declare their fields
+with dtype=float, so ti.init(default_fp=...) sets their precision.
 """
 import argparse
 import json
@@ -98,16 +107,18 @@ def make_fake_gui(frames, stamps, sync):
     return FakeGUI
 
 
-def worker(backend, kind, path, frames, skip):
+def worker(backend, kind, path, frames, skip, fp='f32', arch='vulkan'):
+    """One program on one backend; prints a JSON line. `fp`, `arch`: default_fp and (Taichi
+    only) arch for the --check runs (own programs declare their fields with dtype=float)."""
     if backend == 'vkdiff':
         ti = alias_vkdiff(os.path.dirname(os.path.dirname(path)) if kind == 'example' else None)
     else:
-        ti = import_taichi('vulkan')
+        ti = import_taichi(arch)
     stamps = []
     ti.GUI = make_fake_gui(frames + skip, stamps, ti.sync)
     sys.argv = [path]
     if kind == 'own':
-        ti.init(arch=getattr(ti, 'vulkan', None))
+        ti.init(arch=getattr(ti, 'vulkan', None), default_fp=getattr(ti, fp))
         g = runpy.run_path(path, run_name='program')
         it = g['iteration']
         t0 = time.perf_counter()
@@ -127,7 +138,7 @@ def worker(backend, kind, path, frames, skip):
     dts = [b - a for a, b in zip(stamps[skip - 1:], stamps[skip:])] if skip else \
         [b - a for a, b in zip(stamps, stamps[1:])]
     print(json.dumps({'times': dts, 'first': first, 'loss': losses[-1:] or None,
-                      'loss0': losses[:1] or None}))
+                      'loss0': losses[:1] or None, 'losses': losses}))
 
 
 # ------------------------------------------------------------------ driver
@@ -141,10 +152,11 @@ def bytecode_env():
                                                'bench-pycache')}
 
 
-def run_program(python, backend, kind, path, frames, skip, timeout=900):
+def run_program(python, backend, kind, path, frames, skip, timeout=900, fp='f32',
+                arch='vulkan'):
     r = run_worker(python, [os.path.abspath(__file__), '--worker', backend, kind, path,
-                            str(frames), str(skip)], backend, os.path.dirname(path), timeout,
-                   bytecode_env() if backend == 'vkdiff' else None)
+                            str(frames), str(skip), fp, arch], backend, os.path.dirname(path),
+                   timeout, bytecode_env() if backend == 'vkdiff' else None)
     if r is None:
         return {'error': f'timeout ({timeout} s)'}
     lines = r.stdout.strip().splitlines()
@@ -158,6 +170,42 @@ def fmt_ms(s):
     return '-' if s is None else f'{s * 1e3:.2f}'
 
 
+CHECK_RUNS = [('vkdiff f64', 'vkdiff', 'f64', 'vulkan'), ('Taichi cpu f64', 'taichi', 'f64', 'cpu'),
+              ('vkdiff f32', 'vkdiff', 'f32', 'vulkan'),
+              ('Taichi vulkan f32', 'taichi', 'f32', 'vulkan'),
+              ('Taichi cpu f32', 'taichi', 'f32', 'cpu')]
+
+
+def check(progs, taichi_python, iters):
+    """--check: each own program's loss over `iters` optimisation iterations in f64 (vkdiff and
+    Taichi CPU; Taichi's SPIR-V backend has no f64 sin) and in f32 (vkdiff, Taichi Vulkan, Taichi
+    CPU), with the largest relative difference from Taichi CPU f64. The f64 runs must agree to
+    round-off: each iteration's update uses the gradient, so a wrong gradient shows from the second
+    loss on. The f32 runs may drift apart: these simulations amplify round-off (ground contacts,
+    stiff springs), and Taichi's own two backends differ as much."""
+    print(f'loss per iteration, {iters} iterations; diff: max relative difference from '
+          f'Taichi cpu f64')
+    for name, kind, path in progs:
+        if kind != 'own':
+            continue
+        rows = []
+        for label, backend, fp, arch in CHECK_RUNS:
+            if backend == 'taichi' and not taichi_python:
+                continue
+            py = sys.executable if backend == 'vkdiff' else taichi_python
+            rows.append((label, run_program(py, backend, kind, path, iters, 0, fp=fp, arch=arch)))
+        ref = dict(rows).get('Taichi cpu f64', {}).get('losses')
+        print(name)
+        for label, r in rows:
+            if 'error' in r:
+                print(f'  {label:18s} error: {r["error"]}')
+                continue
+            ls = r['losses']
+            diff = '' if not ref else 'diff %.2g' % max(
+                abs(a - b) / max(abs(b), 1e-30) for a, b in zip(ls, ref))
+            print(f'  {label:18s} ' + ' '.join(f'{x:+.8g}' for x in ls) + f'  {diff}')
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--taichi-python', default=DEFAULT_TAICHI_PYTHON,
@@ -168,7 +216,15 @@ def main():
     ap.add_argument('--repeat', type=int, default=1, help='runs per program and backend')
     ap.add_argument('--vkdiff-only', action='store_true',
                     help='run vkdiff alone (Taichi only locates its examples)')
+    ap.add_argument('--check', type=int, default=0, metavar='ITERS',
+                    help='instead of timing: the own programs\' losses over ITERS iterations in '
+                         'f64 and f32, vkdiff vs Taichi (see check())')
     args = ap.parse_args()
+    if args.check:
+        have = args.taichi_python and os.path.exists(args.taichi_python)
+        progs = [(n, k, os.path.join(PROGRAMS, p)) for n, k, p in OWN
+                 if not args.only or n in args.only.split(',')]
+        return check(progs, args.taichi_python if have else None, args.check)
     ex_root = taichi_examples_root(args.taichi_python)
     have_taichi = ex_root is not None
     progs = [(n, k, os.path.join(PROGRAMS, p)) for n, k, p in OWN]
@@ -223,6 +279,7 @@ def main():
 
 if __name__ == '__main__':
     if len(sys.argv) > 1 and sys.argv[1] == '--worker':
-        worker(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
+        worker(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]),
+               *sys.argv[7:9])
     else:
         main()

@@ -16,12 +16,12 @@ learning_rate = 0.01
 target_ball = n_balls - 1
 goal = [0.9, 0.75]
 
-x = ti.Vector.field(2, dtype=ti.f32, shape=(steps, n_balls), needs_grad=True)
-v = ti.Vector.field(2, dtype=ti.f32, shape=(steps, n_balls), needs_grad=True)
-impulse = ti.Vector.field(2, dtype=ti.f32, shape=(steps, n_balls), needs_grad=True)
-init_x = ti.Vector.field(2, dtype=ti.f32, shape=(), needs_grad=True)
-init_v = ti.Vector.field(2, dtype=ti.f32, shape=(), needs_grad=True)
-loss = ti.field(dtype=ti.f32, shape=(), needs_grad=True)
+x = ti.Vector.field(2, dtype=float, shape=(steps, n_balls), needs_grad=True)
+v = ti.Vector.field(2, dtype=float, shape=(steps, n_balls), needs_grad=True)
+impulse = ti.Vector.field(2, dtype=float, shape=(steps, n_balls), needs_grad=True)
+init_x = ti.Vector.field(2, dtype=float, shape=(), needs_grad=True)
+init_v = ti.Vector.field(2, dtype=float, shape=(), needs_grad=True)
+loss = ti.field(dtype=float, shape=(), needs_grad=True)
 
 
 @ti.kernel

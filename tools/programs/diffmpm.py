@@ -21,15 +21,15 @@ p_mass = 1.0
 target = [0.65, 0.4]
 learning_rate = 1.0
 
-x = ti.Vector.field(dim, dtype=ti.f32, shape=(steps, n_particles), needs_grad=True)
-v = ti.Vector.field(dim, dtype=ti.f32, shape=(steps, n_particles), needs_grad=True)
-C = ti.Matrix.field(dim, dim, dtype=ti.f32, shape=(steps, n_particles), needs_grad=True)
-F = ti.Matrix.field(dim, dim, dtype=ti.f32, shape=(steps, n_particles), needs_grad=True)
-grid_v_in = ti.Vector.field(dim, dtype=ti.f32, shape=(n_grid, n_grid), needs_grad=True)
-grid_m_in = ti.field(dtype=ti.f32, shape=(n_grid, n_grid), needs_grad=True)
-grid_v_out = ti.Vector.field(dim, dtype=ti.f32, shape=(n_grid, n_grid), needs_grad=True)
-loss = ti.field(dtype=ti.f32, shape=(), needs_grad=True)
-init_v = ti.Vector.field(dim, dtype=ti.f32, shape=(), needs_grad=True)
+x = ti.Vector.field(dim, dtype=float, shape=(steps, n_particles), needs_grad=True)
+v = ti.Vector.field(dim, dtype=float, shape=(steps, n_particles), needs_grad=True)
+C = ti.Matrix.field(dim, dim, dtype=float, shape=(steps, n_particles), needs_grad=True)
+F = ti.Matrix.field(dim, dim, dtype=float, shape=(steps, n_particles), needs_grad=True)
+grid_v_in = ti.Vector.field(dim, dtype=float, shape=(n_grid, n_grid), needs_grad=True)
+grid_m_in = ti.field(dtype=float, shape=(n_grid, n_grid), needs_grad=True)
+grid_v_out = ti.Vector.field(dim, dtype=float, shape=(n_grid, n_grid), needs_grad=True)
+loss = ti.field(dtype=float, shape=(), needs_grad=True)
+init_v = ti.Vector.field(dim, dtype=float, shape=(), needs_grad=True)
 
 
 @ti.kernel
@@ -53,7 +53,7 @@ def set_v():
 def p2g(f: ti.i32):
     for p in range(n_particles):
         base = ti.cast(x[f, p] * inv_dx - 0.5, ti.i32)
-        fx = x[f, p] * inv_dx - ti.cast(base, ti.f32)
+        fx = x[f, p] * inv_dx - ti.cast(base, float)
         w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
         new_F = (ti.Matrix([[1.0, 0.0], [0.0, 1.0]]) + dt * C[f, p]) @ F[f, p]
         F[f + 1, p] = new_F
@@ -63,7 +63,7 @@ def p2g(f: ti.i32):
         for i in ti.static(range(3)):
             for j in ti.static(range(3)):
                 offset = ti.Vector([i, j])
-                dpos = (ti.cast(offset, ti.f32) - fx) * dx
+                dpos = (ti.cast(offset, float) - fx) * dx
                 weight = w[i][0] * w[j][1]
                 grid_v_in[base + offset] += weight * (p_mass * v[f, p] + affine @ dpos)
                 grid_m_in[base + offset] += weight * p_mass
@@ -93,13 +93,13 @@ def grid_op():
 def g2p(f: ti.i32):
     for p in range(n_particles):
         base = ti.cast(x[f, p] * inv_dx - 0.5, ti.i32)
-        fx = x[f, p] * inv_dx - ti.cast(base, ti.f32)
+        fx = x[f, p] * inv_dx - ti.cast(base, float)
         w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1.0) ** 2, 0.5 * (fx - 0.5) ** 2]
         new_v = ti.Vector([0.0, 0.0])
         new_C = ti.Matrix([[0.0, 0.0], [0.0, 0.0]])
         for i in ti.static(range(3)):
             for j in ti.static(range(3)):
-                dpos = ti.cast(ti.Vector([i, j]), ti.f32) - fx
+                dpos = ti.cast(ti.Vector([i, j]), float) - fx
                 g_v = grid_v_out[base[0] + i, base[1] + j]
                 weight = w[i][0] * w[j][1]
                 new_v += weight * g_v

@@ -36,8 +36,8 @@ for i in range(W):
 n_objects, n_springs = len(objects), len(springs)
 n_input = n_sin_waves + 4 * n_objects + 2
 
-scalar = lambda: ti.field(dtype=ti.f32)
-vec = lambda: ti.Vector.field(2, dtype=ti.f32)
+scalar = lambda: ti.field(dtype=float)
+vec = lambda: ti.Vector.field(2, dtype=float)
 
 loss = scalar()
 x, v, v_inc = vec(), vec(), vec()
