@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -83,3 +84,20 @@ def test_mass_spring_robot_gradient_matches_f64_finite_differences():
         assert abs(fd) > 1e-4, (name, ix, fd)   # an entry the loss depends on
         # abs: the finite differences themselves scatter by ~3e-8 (h = 1e-5 .. 1e-7)
         assert tape == pytest.approx(fd, rel=1e-5, abs=1e-7), (name, ix)
+
+
+def test_bench_worker_precision_switch():
+    """bench_programs' worker with fp='f64' (its --check runs) really runs the program in f64:
+    billiards' losses over 3 iterations agree with the f32 run to f32 round-off, not bit for bit,
+    and the f64 run's losses are not f32 values."""
+    sys.path.insert(0, os.path.join(ROOT, 'tools'))
+    import bench_programs
+    path = os.path.join(ROOT, 'tools', 'programs', 'billiards.py')
+    runs = {fp: bench_programs.run_program(sys.executable, 'vkdiff', 'own', path, 3, 0, fp=fp)
+            for fp in ('f32', 'f64')}
+    l32, l64 = runs['f32']['losses'], runs['f64']['losses']
+    assert len(l32) == len(l64) == 3
+    assert l64[-1] < l64[0]                                   # the optimisation makes progress
+    for a, b in zip(l32, l64):
+        assert a == pytest.approx(b, rel=1e-4) and a != b
+        assert float(np.float32(a)) == a and float(np.float32(b)) != b
