@@ -214,4 +214,43 @@ def test_vector_field_element_is_read_with_one_vector_load():
     k()
     np.testing.assert_allclose(out.to_numpy(), a[:, 0] * 10 + a[:, 1], rtol=1e-6)
     spv = k.spirv()
-    assert 'OpTypeRuntimeArray %v2float' in spv
+    # a CPU driver with 64-bit integers reads the pair as one 64-bit word (codegen/memory.py)
+    assert 'OpTypeRuntimeArray %v2float' in spv or 'OpTypeRuntimeArray %ulong' in spv
+
+
+@pytest.mark.parametrize('dtype', [ti.f32, ti.i32, ti.u32])
+def test_vector_loads_of_pairs_keep_component_order(dtype):
+    """vec2 and 2x2 elements read through the vector view (64-bit words on a CPU driver) give
+    each component its own value, negative integers and the upper words included."""
+    v = ti.Vector.field(2, dtype, shape=40)
+    m = ti.Matrix.field(2, 2, dtype, shape=40)
+    out = ti.field(dtype, shape=(40, 6))
+
+    @ti.kernel
+    def k():
+        for i in v:
+            a, b = v[i], m[i]
+            out[i, 0] = a[0]
+            out[i, 1] = a[1]
+            out[i, 2] = b[0, 0]
+            out[i, 3] = b[0, 1]
+            out[i, 4] = b[1, 0]
+            out[i, 5] = b[1, 1]
+
+    rng = np.random.default_rng(1)
+    if dtype == ti.f32:
+        av, am = rng.normal(size=(40, 2)), rng.normal(size=(40, 2, 2))
+    elif dtype == ti.i32:
+        av, am = rng.integers(-2**31, 2**31, (40, 2)), rng.integers(-2**31, 2**31, (40, 2, 2))
+    else:
+        av, am = rng.integers(0, 2**32, (40, 2)), rng.integers(0, 2**32, (40, 2, 2))
+    av, am = av.astype(dtype.np), am.astype(dtype.np)
+    v.from_numpy(av)
+    m.from_numpy(am)
+    k()
+    want = np.concatenate([av, am.reshape(40, 4)], axis=1)
+    np.testing.assert_array_equal(out.to_numpy(), want)
+    from vkdiff.lang import state
+    if 'llvmpipe' in state.runtime().name:  # the 64-bit word views are what ran
+        spv = k.spirv()
+        assert 'OpTypeRuntimeArray %ulong' in spv and 'OpTypeRuntimeArray %v2ulong' in spv

@@ -155,7 +155,10 @@ class GlobalMemory:
 
     def vector_load(self, s):
         """Components of one vec2/vec4 field element read in the same block share one vector
-        load (through a second, vector-typed view of the same binding)."""
+        load (through a second, vector-typed view of the same binding). With `pack64` (a CPU
+        driver with 64-bit integers) a 32-bit element's pairs of components are read as 64-bit
+        words: lavapipe runs each component of a storage-buffer load as a loop over the SIMD
+        lanes, so a vec2 costs one loop instead of two (tools/profile_tasks.py)."""
         f = s.buf
         if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
                 f.role == 'shared' or \
@@ -166,16 +169,25 @@ class GlobalMemory:
         if vec is None:
             m = self.m
             vt = m.vector(self.t(f.dtype), f.ncomp)
-            var = m._cached(('vecview', f), lambda: self._vector_view(f, vt))
             idx = self.row_major(s)
-            ptr = self.op('OpAccessChain', m.pointer('StorageBuffer', vt), var, m.i32(0), idx)
-            vec = self.vec_loads[key] = self.op('OpLoad', vt, ptr)
+            if self.pack64 and f.dtype.bits == 32:
+                words = f.ncomp // 2
+                wt = self.t(T.u64) if words == 1 else m.vector(self.t(T.u64), words)
+                var = m._cached(('vecview', f, 64), lambda: self._vector_view(f, wt, 8 * words))
+                ptr = self.op('OpAccessChain', m.pointer('StorageBuffer', wt), var, m.i32(0), idx)
+                vec = self.op('OpBitcast', vt, self.op('OpLoad', wt, ptr))
+            else:
+                var = m._cached(('vecview', f), lambda: self._vector_view(
+                    f, vt, f.dtype.nbytes * f.ncomp))
+                ptr = self.op('OpAccessChain', m.pointer('StorageBuffer', vt), var, m.i32(0), idx)
+                vec = self.op('OpLoad', vt, ptr)
+            self.vec_loads[key] = vec
         return vec
 
-    def _vector_view(self, f, vt):
+    def _vector_view(self, f, vt, stride):
         m = self.m
         k = self.fields.index(f)
-        blk = m.buffer_block(vt, f.dtype.nbytes * f.ncomp)
+        blk = m.buffer_block(vt, stride)
         var = m._global('vbuf', f'OpVariable {m.pointer("StorageBuffer", blk)} StorageBuffer')
         m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
         m.decorations.append(f'OpDecorate {var} Binding {k}')

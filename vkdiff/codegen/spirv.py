@@ -16,7 +16,7 @@ from .module import LOCAL_SIZE, Module
 
 class TaskCodegen(GlobalMemory):
     def __init__(self, task, fields, push, features, float_atomic_fallback=(),
-                 local_size=LOCAL_SIZE):
+                 local_size=LOCAL_SIZE, cpu_driver=False):
         self.task = task
         # invocations per workgroup (compiler.fitted_local_size); a serial task runs on one
         # invocation: a one-wide workgroup costs a CPU driver less
@@ -33,6 +33,8 @@ class TaskCodegen(GlobalMemory):
         # float fields that need integer views for compare-exchange atomics
         self.int_view = set(float_atomic_fallback)
         self.vec_loads = {}
+        # vector loads as 64-bit words (codegen/memory.py vector_load): CPU drivers only
+        self.pack64 = cpu_driver and bool(features.get('int64'))
         self.vec_written = {s.buf for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
 
     # ------------------------------------------------------------ helpers
