@@ -256,8 +256,8 @@ class ArrayLValue(MatrixLValue):
 
 def field_lvalue(field, indices):
     """The lvalue of `field[indices]`: a FieldElem, or a MatrixLValue for vector/matrix fields."""
-    if not field.elem_shape:
-        return FieldElem(field, indices)
+    if not field.elem_shape:  # (a matrix field's member: its component of the parent's buffer)
+        return FieldElem(field, indices, getattr(field, '_comp', 0))
     comps = [FieldElem(field, indices, c) for c in range(field.ncomp)]
     lv = MatrixLValue(comps, field.n, field.m, len(field.elem_shape))
     lv.clamp = getattr(field, 'clamp', False)  # an ndarray with boundary='clamp'

@@ -316,6 +316,12 @@ class Field(ir.ElementShape):
             if g is not None:
                 g.offset = self.offset
 
+    def get_scalar_field(self, *indices):
+        """Taichi's `v.get_scalar_field(i[, j])`: member (i, j) of a vector/matrix field as a
+        scalar field, placeable on its own (lang/member_field.py)."""
+        from .member_field import get_scalar_field
+        return get_scalar_field(self, *indices)
+
     def parent(self, n=1):
         """Taichi's `x.parent(n)`: the SNode n levels above x's place (`ti.root`, then None). A
         struct-for over it visits one index per cell, at x's resolution."""

@@ -74,6 +74,8 @@ def guards_of(field):
     g = d.get('_sparse_guards')
     if g is not None:
         return g
+    if d.get('_member_of') is not None:  # a matrix field's member: the matrix field's cells
+        return guards_of(d['_member_of'])  # (members placed on their own are dense only)
     leaf = layout_of(field).__dict__.get('_snode_leaf')
     if leaf is None:
         return ()
