@@ -12,11 +12,22 @@ tests/conformance/expected-pass.txt` (a test listed from outside the two groups 
 prints how many of the 889 tests Taichi's own Vulkan backend passes (taichi-vulkan-passes.txt)
 pass here. `--raise` keeps the list sorted and only ever adds to it (a union): a listed test that
 fails now is reported, not dropped (find out why, or drop it by hand with a reason).
+Then the sparse check: the kit skips every test that `require=ti.extension.sparse`; the
+project's pytest plugin tests/conformance/vkdiff_sparse_ext.py lets them run, on the files
+tests/conformance/expected-pass-sparse.txt names (of those outside the kit's sparse group, only
+the tests that require sparse), and every test in that list must pass too:
+
+    python tools/conformance.py --sparse           # only the sparse check
+    python tools/conformance.py --sparse --raise   # raise expected-pass-sparse.txt: the sparse
+                                                   # group and every kit file with a sparse test
+    python tools/conformance.py --no-sparse        # only the autodiff/language check
+
 tests/conformance/known-differences.txt lists tests vkdiff deliberately fails (`id  # reason`);
 tests/conformance/known-differences-all-archs.txt those among the tests Taichi keeps off Vulkan
 (run with TAICHI_CONFORMANCE_ALL_ARCHS=1, e.g. `run.py autodiff -v`).
 """
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -29,6 +40,8 @@ KIT = os.path.join(os.path.dirname(ROOT), 'shared', 'taichi-conformance')
 EXPECTED = os.path.join(ROOT, 'tests', 'conformance', 'expected-pass.txt')
 KNOWN = os.path.join(ROOT, 'tests', 'conformance', 'known-differences.txt')
 KNOWN_ALL_ARCHS = os.path.join(ROOT, 'tests', 'conformance', 'known-differences-all-archs.txt')
+EXPECTED_SPARSE = os.path.join(ROOT, 'tests', 'conformance', 'expected-pass-sparse.txt')
+PLUGIN_DIR = os.path.join(ROOT, 'tests', 'conformance')  # vkdiff_sparse_ext.py
 
 
 def read_ids(path):
@@ -44,16 +57,79 @@ def write_ids(path, ids):
         f.write(''.join(t + '\n' for t in sorted(set(ids))))
 
 
-def run_kit(files, extra, json_path, expect):
+def run_kit(files, extra, json_path, expect, sparse_only=None):
+    """The kit's run.py on `files`; expect: the list every test of which must pass; sparse_only:
+    None, or the file names of which only the tests requiring sparse run (with the sparse
+    plugin loaded: a list, maybe empty, turns the plugin on)."""
     py = os.path.join(ROOT, '.venv', 'bin', 'python')
     py = py if os.path.exists(py) else sys.executable
     cmd = [py, os.path.join(KIT, 'run.py'), '--python', py, '--json', json_path] + files + extra
     if expect:
-        cmd += ['--expect', EXPECTED]
+        cmd += ['--expect', expect]
     env = dict(os.environ)
     # this checkout's vkdiff, whatever the venv has installed
-    env['PYTHONPATH'] = os.pathsep.join([ROOT] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
+    path = [ROOT] + ([PLUGIN_DIR] if sparse_only is not None else [])
+    env['PYTHONPATH'] = os.pathsep.join(path + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
+    if sparse_only is not None:
+        env['PYTEST_ADDOPTS'] = (env.get('PYTEST_ADDOPTS', '') + ' -p vkdiff_sparse_ext').strip()
+        env['VKDIFF_CONFORMANCE_SPARSE_ONLY'] = os.pathsep.join(sparse_only)
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+
+
+def kit_sparse_files():
+    """(the kit's sparse group's files, every other kit file with a test that requires sparse)."""
+    spec = importlib.util.spec_from_file_location('taichi_conformance_run', os.path.join(KIT, 'run.py'))
+    kit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kit)  # run.py runs nothing on import (a __main__ guard)
+    group = kit.expand(['sparse'])
+    suite = os.path.join(KIT, 'suite', 'tests', 'python')
+    others = []
+    for name in sorted(os.listdir(suite)):
+        if name.startswith('test_') and name.endswith('.py') and name not in group:
+            with open(os.path.join(suite, name)) as f:
+                if 'extension.sparse' in f.read():
+                    others.append(name)
+    return group, others
+
+
+def sparse_check(a, extra):
+    """The sparse check (or, with --raise, raising its list); returns the exit status."""
+    t0 = time.time()
+    group, others = kit_sparse_files()
+    if a.raise_:  # look everywhere a sparse test may pass now
+        files, extra_files = group + others, others
+    else:  # the CI check: the files the list names (the group's others have none that pass)
+        listed = {t.split('::')[0] for t in read_ids(EXPECTED_SPARSE)}
+        files = [f for f in group + others if f in listed]
+        files += sorted(listed - set(files))
+        extra_files = [f for f in files if f not in group]
+    fd, json_path = tempfile.mkstemp(suffix='.json', prefix='conformance-sparse-')
+    os.close(fd)
+    try:
+        status = run_kit(files, extra, json_path,
+                         expect=None if a.raise_ else EXPECTED_SPARSE, sparse_only=extra_files)
+        with open(json_path) as f:
+            results = json.load(f)
+    finally:
+        os.unlink(json_path)
+    n = {k: sum(1 for r in results.values() if r['outcome'] == k)
+         for k in ('passed', 'failed', 'skipped')}
+    passed = {t for t, r in results.items() if r['outcome'] == 'passed'}
+    print(f"sparse check (tests/conformance/vkdiff_sparse_ext.py: {len(files) - len(extra_files)} "
+          f"files of the kit's sparse group, the sparse tests of {len(extra_files)} more): "
+          f"vkdiff passes {n['passed']}, "
+          f"fails {n['failed']}, {n['skipped']} skipped (other arch or extension); "
+          f"{time.time() - t0:.0f} s")
+    if a.raise_:
+        old = set(read_ids(EXPECTED_SPARSE))
+        lost = sorted(t for t in old & set(results) if t not in passed)
+        for t in lost:
+            print(f'LISTED BUT NOT PASSING (kept in the list): {t}: {results[t]["message"]}')
+        new = old | (passed - set(read_ids(EXPECTED)))  # (test_listgen.py's: the main check's)
+        write_ids(EXPECTED_SPARSE, new)
+        print(f'expected-pass-sparse.txt: {len(old)} -> {len(new)} tests')
+        status = 1 if lost else 0
+    return status
 
 
 def main():
@@ -66,11 +142,15 @@ def main():
     ap.add_argument('--json', help='also keep every outcome (and first error line) in this file')
     ap.add_argument('--file-timeout', type=int, default=600, help='seconds per file (default 600)')
     ap.add_argument('-v', action='store_true', help='print every failure with its first line')
+    ap.add_argument('--sparse', action='store_true', help='only the sparse check')
+    ap.add_argument('--no-sparse', action='store_true', help='leave the sparse check out')
     a = ap.parse_args()
     if not os.path.isdir(KIT):
         print(f'conformance kit not found at {KIT}: clone the project with shared/ beside it '
               '(or set VKDIFF_SKIP_CONFORMANCE=1 to skip this check)', file=sys.stderr)
         return 2
+    if a.sparse:
+        return sparse_check(a, ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else []))
     files = a.files or ['autodiff', 'language'] + sorted({t.split('::')[0] for t in read_ids(EXPECTED)})
     t0 = time.time()
     status = 0
@@ -81,7 +161,8 @@ def main():
         os.close(fd)
         extra = ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else [])
         # a check of some files only would report the rest of the list as not run
-        status = run_kit(files, extra, json_path, expect=not a.raise_ and not a.files)
+        status = run_kit(files, extra, json_path,
+                         expect=EXPECTED if not a.raise_ and not a.files else None)
     with open(json_path) as f:
         results = json.load(f)
     passed = {t for t, r in results.items() if r['outcome'] == 'passed'}
@@ -106,6 +187,9 @@ def main():
             os.replace(json_path, a.json)
         else:
             os.unlink(json_path)
+    if not (a.files or a.from_json or a.raise_ or a.no_sparse):  # the CI check: sparse too
+        extra = ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else [])
+        status = sparse_check(a, extra) or status
     return status
 
 

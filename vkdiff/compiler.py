@@ -15,7 +15,9 @@ through these functions, then binds and launches what `backend` returns.
                ti.init(check_out_of_bound=True): the bounds only
   lower        prints into device-log appends (passes/device_log.py), f64 math, wide types,
                checks against the device's features (passes/lower.py)
-  reductions   accumulations into workgroup sums and partials (passes/reduction.py)
+  reductions   accumulations into workgroup sums and partials (passes/reduction.py); then
+               global loads of values the invocation already has are reused, atomics
+               whose old value it has become stores (passes/forward_globals.py)
   loop_limit   unrolling and loop guards on a driver with a loop limiter (passes/loop_limit.py)
   codegen      SPIR-V assembly (codegen/spirv.py), then spirv-as/spirv-opt (codegen/tools.py)
 
@@ -24,7 +26,6 @@ The IR can be printed after any pass: `VKDIFF_PRINT_IR=lower,adjoint` (or `all`)
 returns it as text.
 """
 import dataclasses
-import os
 import sys
 from typing import Callable, Optional
 
@@ -39,6 +40,7 @@ from .passes import loop_limit as _loop_limit
 from .passes.host_eval import host_eval
 from .passes.device_log import DeviceLog, lower_prints
 from .passes.lower import lower_task
+from .passes.forward_globals import forward_globals
 from .passes.reduction import optimize_reductions
 from .passes.tasks import split_tasks as _split_tasks
 
@@ -252,7 +254,7 @@ class TaskCode:
         self.local_size = 1 if task.kind == 'serial' else (
             task.loop.attrs.get('block_dim') or fitted_local_size(self.total, self.known))
         self.asm = TaskCodegen(task, self.buffers, push, options.features, int_view,
-                               self.local_size).generate()
+                               self.local_size, options.cpu_driver).generate()
         self.binary = None  # set by backend() once the SPIR-V tools ran
         # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
         # launched when the reduction ran as one workgroup, which then adds its sum itself
@@ -294,8 +296,11 @@ def run_ir_passes(tasks, options, until=None, name=None):
             out.append((t, 1))
             continue
         for u in reductions(t, options):
-            per = 1 if until == 'reductions' else loop_limit(u, options)
-            out.append((u, per))
+            if until == 'reductions':
+                out.append((u, 1))
+                continue
+            forward_globals(u)
+            out.append((u, loop_limit(u, options)))
     return out
 
 
@@ -335,13 +340,6 @@ def codegen_text(codes):
 
 
 def _compile_all(asms):
-    """SPIR-V binaries of the tasks' assembly; the SPIR-V tools of tasks not in the caches run in
-    parallel threads (they are subprocesses: the GIL is released while they run)."""
-    todo = [a for a in set(asms) if not tools.is_cached(a)]
-    if len(todo) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(min(len(todo), os.cpu_count() or 2, 8)) as pool:
-            done = dict(zip(todo, pool.map(tools.compile_asm, todo)))
-    else:
-        done = {}
-    return [done.get(a) or tools.compile_asm(a) for a in asms]
+    """SPIR-V binaries of the tasks' assembly; those not in the caches compiled in parallel
+    threads (codegen.tools.compile_many)."""
+    return tools.compile_many(asms)

@@ -53,7 +53,12 @@ def get_addr(f, indices):
             addr = addr + _cell_layout(parent)[0][id(node)]
         if node is not leaf:
             addr = addr + _cell_index(node, leaf, index) * _cell_layout(node)[1]
-    return ops.cast(addr + _member_offsets(leaf)[0].get(id(member), 0), T.u64)
+    offsets = _member_offsets(leaf)[0]
+    off = offsets.get(id(member))
+    owner = getattr(member, '_member_of', None)
+    if off is None and owner is not None:  # a member of a matrix field placed as a whole
+        off = offsets.get(id(owner), 0) + member._comp * member.dtype.nbytes
+    return ops.cast(addr + (off or 0), T.u64)
 
 
 def _what(leaf):

@@ -74,6 +74,8 @@ def guards_of(field):
     g = d.get('_sparse_guards')
     if g is not None:
         return g
+    if d.get('_member_of') is not None:  # a matrix field's member: the matrix field's cells
+        return guards_of(d['_member_of'])  # (members placed on their own are dense only)
     leaf = layout_of(field).__dict__.get('_snode_leaf')
     if leaf is None:
         return ()
@@ -217,6 +219,10 @@ def deactivate_all(node):
         n._sparse_store.fill(0)
     done = set()
     for n in nodes:
+        if n.__dict__.get('_pool_mode'):  # chunks back into the pool (lang/dynpool.py)
+            from .dynpool import pool_of
+            pool_of(n).clear()
+            continue
         if n._kind in ('pointer', 'dynamic'):  # freed: the data reads 0 (a list's too)
             for f in fields_under(n):
                 if id(f) not in done:
