@@ -85,6 +85,48 @@ PATCHES = {
     'smoke_taichi.py': (['--iters', '{iters}'], [
         ('steps = 100', 'steps = 20'),
         ('    forward("output")', '    pass')]),
+    'diffmpm3d.py': (['--iters', '{iters}'], [
+        ('max_steps = 512\nsteps = 512', 'max_steps = 32\nsteps = 32'),
+        ("F' per iter {per_iter_time:.2f}s'", "''")]),
+    'liquid.py': ([], [
+        ('max_steps = 512\nsteps = 512', 'max_steps = 32\nsteps = 32'),
+        ('for iter in range(501):', 'for iter in range({iters}):')]),
+    'volume_renderer.py': (['--iters', '{iters}'], [
+        # 64x64 pixels, 100 marching steps; the bunny (a download) replaced by the example's
+        # own torus density
+        ('res = 512', 'res = 64'), ('marching_steps = 1000', 'marching_steps = 100'),
+        ("    if not os.path.exists('bunny_128.bin'):", '    if False:'),
+        ('    volume = np.fromfile("bunny_128.bin", dtype=np.float32).reshape(\n'
+         '        (density_res, density_res, density_res))', '    volume = None'),
+        ('    fill_density(volume)', '    create_torus_density()')]),
+    'water_renderer.py': ([], [
+        # squirrel.jpg (a JPEG) and adversarial.py's VGG16 (pretrained weights, a download)
+        # replaced by a synthetic picture and a fixed image gradient: what is tested is the
+        # Tape with a gradient seeded by a ti.ad.no_grad function
+        ("    bot_img = (cv2.imread('squirrel.jpg') / 255.0).astype(np.float32)",
+         '    bot_img = np.fromfunction(lambda i, j, k: 0.5 + 0.5 * np.sin(i / 9.0 + k) * '
+         'np.cos(j / 13.0), (256, 256, 3)).astype(np.float32)'),
+        ('    from adversarial import vgg_grad, predict',
+         '    predict = lambda img: None\n'
+         '    vgg_grad = lambda img: (img - 0.5).astype(np.float32)'),
+        ('max_steps = 256', 'max_steps = 64'), ('steps = 256', 'steps = 64'),
+        ('for opt in range(10):', 'for opt in range({iters}):'),
+        ("print('Iter', opt)", "print('Iter', opt, '(no loss: the gradient is seeded)')"),
+        ("    forward('water_renderer/optimized')", '    pass')]),
+    'misc/gradient_explosion.py': ([], [
+        ('max_timesteps = 1024 * 1024', 'max_timesteps = 1024'),
+        ('range(0, 10000 if large else 1000, 50)', 'range(50, 1000, 300)'),
+        ('        ys.append(g)',
+         "        ys.append(g)\n        print('alpha', alpha, 'steps', num_steps, 'loss', g)")]),
+    'misc/rigid_body_toi.py': ([], [
+        ('ran = np.arange(0, 0.3, 0.02)', 'ran = np.arange(0, 0.3, 0.1)')]),
+    'misc/rigid_body_discountinuity.py': ([], [
+        ('steps = 2048', 'steps = 256'), ('for i in range(-20, 20):', 'for i in range(-2, 1):')]),
+    'misc/rigid_body_toi_visualize.py': (['1', '100'], [
+        ('np.arange(0, 0.2, 0.001)', 'np.arange(0, 0.2, 0.05)'),
+        ("        forward(visualize=True, dy=dy, output='animation', i=i)",
+         "        forward(visualize=True, dy=dy, output='animation', i=i)\n"
+         "        print('no loss; final x', x[steps - 1, 0][0], x[steps - 1, 0][1])")]),
 }
 EXAMPLES = list(PATCHES)
 
@@ -163,6 +205,12 @@ def install_stubs(example_dir):
     sys.modules['imageio'].imread = lambda path, *a, **k: png.read_png(find(path))
 
 
+def rel_name(path):
+    """'misc/x.py' or 'x.py': an example's name relative to difftaichi's examples/."""
+    d, base = os.path.split(os.path.abspath(path))
+    return f'misc/{base}' if os.path.basename(d) == 'misc' else base
+
+
 def patched_source(src, name, iters, fp64):
     argv, edits = PATCHES.get(name, ([], []))
     for old, new in edits:
@@ -237,10 +285,8 @@ def worker(backend, path, iters, fp64, out):
                 k['show_gui'] = False
                 super().__init__(*a, **k)
         ti.GUI = GUI
-    name = os.path.relpath(path, os.path.join(os.path.dirname(path), '..'))
-    name = os.path.basename(path) if name.startswith('examples') else name
     with open(path) as f:
-        argv, src = patched_source(f.read(), os.path.basename(path), iters, fp64)
+        argv, src = patched_source(f.read(), rel_name(path), iters, fp64)
     sys.argv = [path] + argv
     sys.path.insert(0, os.path.dirname(path))
     g = {'__name__': '__main__', '__file__': path, '__builtins__': builtins}
