@@ -332,3 +332,28 @@ def test_atomic_add_on_runtime_component_returns_distinct_old_values():
     k()
     np.testing.assert_array_equal(c.to_numpy(), [n, n])
     np.testing.assert_array_equal(slots.to_numpy(), np.ones((2, n)))
+
+
+def test_local_vector_reduction_with_runtime_index_in_parallel_loop():
+    """`acc[d] += x` on a kernel-scope local vector, d a run-time index, inside the parallel
+    loop: atomic like `acc[0] += x` (was a load-add-store: 1890 of 20000; Taichi gives 20000)."""
+    @ti.kernel
+    def k() -> ti.f32:
+        acc = ti.Vector([0.0, 0.0])
+        for i in range(10000):
+            for d in range(2):
+                acc[d] += 1.0
+        return acc[0] + acc[1]
+
+    out = ti.Vector.field(3, ti.i32, shape=())
+
+    @ti.kernel
+    def hist():
+        acc = ti.Vector([0, 0, 0])
+        for i in range(9999):
+            acc[i % 3] -= 1
+        out[None] = acc
+
+    assert k() == 20000.0
+    hist()
+    np.testing.assert_array_equal(out.to_numpy(), [-3333] * 3)
