@@ -144,3 +144,28 @@ def test_dynamic_index_stride_is_taichis():
 
     k()
     np.testing.assert_array_equal(e.to_numpy(), [[i, i + 10] for i in range(8)])
+
+
+def test_member_of_a_chunk_pool_matrix_field():
+    """A matrix field in a dynamic node's chunk pool (lang/dynpool.py): its members read and
+    write from Python; a kernel indexing a member is refused with the way to write it."""
+    v = ti.Vector.field(2, ti.i32)
+    x = v.get_scalar_field(1)
+    ti.root.dense(ti.i, 1000).dynamic(ti.j, 1 << 20, chunk_size=32).place(v)  # 8 GB if dense
+
+    @ti.kernel
+    def k():
+        for i in range(4):
+            ti.append(v.parent(), i, ti.Vector([i, 10 * i]))
+
+    k()
+    assert x[2, 0] == 20
+    x[2, 0] = 77
+    assert list(v[2, 0]) == [2, 77] and x[2, 0] == 77
+
+    @ti.kernel
+    def r() -> ti.i32:
+        return x[1, 0]
+
+    with pytest.raises(NotImplementedError, match=r'index the matrix field \(v\[I\]\[1\]\)'):
+        r()

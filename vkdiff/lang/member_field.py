@@ -172,12 +172,13 @@ class MemberField(Field):
 
     @state.synchronized
     def __setitem__(self, key, value):
-        el = self._member_of[key]
-        i, j = self._indices()
-        if len(self._member_of.elem_shape) == 1:
-            el[i] = value
-        else:
-            el[i, j] = value
+        """The element with this member replaced, written back whole (a dense, sparse or
+        chunk-pool matrix field alike)."""
+        p = self._member_of
+        el = p[key]
+        vals = np.array(el.to_list() if hasattr(el, 'to_list') else el, dtype=object).reshape(-1)
+        vals[self._comp] = value
+        p[key] = vals.reshape(p.elem_shape).tolist()
 
     @state.synchronized
     def to_numpy(self, dtype=None, keep_dims=False):
