@@ -20,6 +20,13 @@ def _grad_stopped(em, field):
     return bool(stopped) and any(field in stopped.get(id(b), ()) for b in em.blocks)
 
 
+def _apply(fn, old, value, dtype):
+    """`old fn value` for an atomic / augmented assignment: like Taichi's AtomicOpExpression the
+    operand is first converted to the destination's type (`a = 2; a += -1.75` adds i32(-1.75)),
+    then the operation runs in that type."""
+    return ops.as_value(ops.binary(fn, old, ops.as_value(value, dtype)), dtype)
+
+
 class LocalVar:
     """A scalar local variable: an `alloca`, typed by its first assignment."""
 
@@ -39,14 +46,12 @@ class LocalVar:
         """`ti.atomic_*(v, value)` on a local: marked like `v op= value`, so that it is atomic
         when the local turns out to be shared by a parallel loop."""
         old = self.load()
-        emit('store', None, [self.stmt, ops.as_value(ops.binary(fn, old, value), self.dtype)],
-             attrs={'aug': fn})
+        emit('store', None, [self.stmt, _apply(fn, old, value, self.dtype)], attrs={'aug': fn})
         return old
 
     def augment(self, fn, value):
         """`v op= value`: a load-op-store marked so that task splitting can make it atomic."""
-        emit('store', None, [self.stmt, ops.as_value(ops.binary(fn, self.load(), value), self.dtype)],
-             attrs={'aug': fn})
+        self.atomic(fn, value)
 
 
 class FieldElem:
@@ -238,7 +243,7 @@ class ArrayElem:
         """Marked like a local's `v op= value` (atomic once the array is shared by a parallel
         loop, passes/tasks.py)."""
         old = self.load()
-        self.store(ops.binary(fn, old, value), {'aug': fn})
+        self.store(_apply(fn, old, value, self.dtype), {'aug': fn})
         return old
 
     def augment(self, fn, value):
