@@ -538,3 +538,41 @@ def test_lang_ops_functions_carry_their_taichi_names():
         assert getattr(ops, name).__name__ == name
     np.testing.assert_allclose(ops.abs(ti.Vector([-0.2, 0.3])).to_numpy(), [0.2, 0.3])
     np.testing.assert_array_equal(ops.logical_not(ti.Vector([2, 0])).to_numpy(), [0, 1])
+
+
+def test_scalar_and_matrix_field_classes_for_isinstance():
+    """`isinstance(x, ti.ScalarField)` as DiffTaichi's smoke_taichi_cpu.py uses it to split a
+    vector field into members (soa(): get_scalar_field(i) placed one by one); truth table from
+    Taichi 1.7.4: scalar field, its gradient and a member are ScalarFields, a vector/matrix field
+    a MatrixField, an ndarray neither."""
+    a = ti.field(float, shape=2, needs_grad=True)
+    b = ti.Vector.field(2, float, shape=2)
+    m = ti.Matrix.field(2, 2, float, shape=2)
+    n = ti.ndarray(float, 2)
+    assert isinstance(a, ti.ScalarField) and isinstance(a.grad, ti.ScalarField)
+    assert isinstance(b.get_scalar_field(1), ti.ScalarField)
+    assert not isinstance(b, ti.ScalarField) and not isinstance(n, ti.ScalarField)
+    assert isinstance(b, ti.MatrixField) and isinstance(m, ti.MatrixField)
+    assert not isinstance(a, ti.MatrixField) and not isinstance(3.0, ti.ScalarField)
+    assert isinstance(a, ti.Field) and isinstance(b, ti.Field)
+
+    # smoke_taichi_cpu.py's layout: each member of v under a node of its own
+    v = ti.Vector.field(2, float)
+    block = ti.root.dense(ti.i, 3)
+
+    def soa(x):
+        if isinstance(x, ti.ScalarField):
+            block.dense(ti.j, 4).place(x)
+        else:
+            for i in range(x.n):
+                soa(x.get_scalar_field(i))
+    soa(v)
+
+    @ti.kernel
+    def fill():
+        for t, j in v:
+            v[t, j] = [t, 10 * j]
+
+    fill()
+    want = np.stack(np.meshgrid(np.arange(3), 10 * np.arange(4), indexing='ij'), -1)
+    np.testing.assert_array_equal(v.to_numpy(), want)

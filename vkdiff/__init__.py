@@ -12,8 +12,8 @@ from .errors import (VkdiffError, CompileError, AutodiffError, OutOfMemoryError,
 from .errors import (TaichiCompilationError, TaichiSyntaxError, TaichiNameError, TaichiIndexError,
                      TaichiTypeError, TaichiRuntimeError, TaichiRuntimeTypeError, TaichiAssertionError)
 from .lang.state import init, reset
-from .lang.field import (field, Field, SNode, axes, i, j, k, l, ij, ik, il, jk, jl, kl, ijk, ijl, ikl,
-                         jkl, ijkl)
+from .lang.field import (field, Field, ScalarField, MatrixField, SNode, axes, i, j, k, l, ij, ik,
+                         il, jk, jl, kl, ijk, ijl, ikl, jkl, ijkl)
 from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
 from .lang.struct import Struct, StructField, dataclass

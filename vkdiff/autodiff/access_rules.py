@@ -33,14 +33,17 @@ def same_value(a, b, memo=None):
 
 
 def _split_offset(x):
-    """(base, constant offset) of an index expression: t + 1 -> (t, 1); 5 -> (None, 5)."""
+    """(base, constant offset) of an index expression, constants gathered through nested adds:
+    t + 1 -> (t, 1); 5 -> (None, 5); (2 + t * 6) + 1 -> (t * 6, 3)."""
     if x.op == 'const':
         return None, x.attrs['value']
     if x.op in ('add', 'sub') and x.args[1].op == 'const':
         k = x.args[1].attrs['value']
-        return x.args[0], (k if x.op == 'add' else -k)
+        base, off = _split_offset(x.args[0])
+        return base, (off + k if x.op == 'add' else off - k)
     if x.op == 'add' and x.args[0].op == 'const':
-        return x.args[1], x.args[0].attrs['value']
+        base, off = _split_offset(x.args[1])
+        return base, off + x.args[0].attrs['value']
     return x, 0
 
 

@@ -479,6 +479,25 @@ def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offs
     return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset)
 
 
+class _FieldKind(type):
+    """isinstance() by what a field holds: vkdiff has one Field class for all of them."""
+
+    def __instancecheck__(cls, x):
+        from .ndarray import Ndarray  # (ndarray.py imports this module)
+        return isinstance(x, Field) and not isinstance(x, Ndarray) and cls._holds(x.elem_shape)
+
+
+class ScalarField(metaclass=_FieldKind):
+    """Taichi's `ti.ScalarField`, for isinstance(): a field of scalars (a gradient, a member of
+    a vector field too); not an ndarray."""
+    _holds = staticmethod(lambda elem_shape: len(elem_shape) == 0)
+
+
+class MatrixField(metaclass=_FieldKind):
+    """Taichi's `ti.MatrixField`, for isinstance(): a field of vectors or matrices."""
+    _holds = staticmethod(lambda elem_shape: len(elem_shape) in (1, 2))
+
+
 # ti.root and the SNode tree (lang/snode.py), re-exported here: `ti.i`, `SNode`, ...
 from .snode import (AXES, SNode, _Axis, axes, i, ij, ijk, ijkl, ijl, ik, ikl, il, j, jk, jkl,  # noqa: E402,F401
                     jl, k, kl, l)
