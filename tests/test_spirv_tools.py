@@ -172,3 +172,13 @@ def test_no_library_when_tools_are_chosen_by_hand(monkeypatch, tmp_path):
     monkeypatch.delenv('VKDIFF_SPIRV_LIB', raising=False)
     monkeypatch.setenv('VKDIFF_SPIRV_TOOLS', str(tmp_path))
     assert tools.library() is None
+
+
+def test_compile_many_keeps_order_and_raises_a_modules_error(monkeypatch, backend):
+    monkeypatch.setenv('VKDIFF_CACHE', '0')
+    mods = [float_controls(module(5000 + k % 3)) for k in range(7)]  # (not optimised away)
+    assert tools.compile_many(mods) == [tools.compile_asm(m) for m in mods]
+    assert len(set(tools.compile_many(mods))) == 3
+    bad = HEADER + BODY.replace('OpReturn', '%x = OpIAdd %void %void %void\nOpReturn')
+    with pytest.raises(CompileError, match='cannot be a type'):
+        tools.compile_many([module(5100), bad, module(5101)])

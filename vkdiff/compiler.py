@@ -26,7 +26,6 @@ The IR can be printed after any pass: `VKDIFF_PRINT_IR=lower,adjoint` (or `all`)
 returns it as text.
 """
 import dataclasses
-import os
 import sys
 from typing import Callable, Optional
 
@@ -341,13 +340,6 @@ def codegen_text(codes):
 
 
 def _compile_all(asms):
-    """SPIR-V binaries of the tasks' assembly; the SPIR-V tools of tasks not in the caches run in
-    parallel threads (they are subprocesses: the GIL is released while they run)."""
-    todo = [a for a in set(asms) if not tools.is_cached(a)]
-    if len(todo) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(min(len(todo), os.cpu_count() or 2, 8)) as pool:
-            done = dict(zip(todo, pool.map(tools.compile_asm, todo)))
-    else:
-        done = {}
-    return [done.get(a) or tools.compile_asm(a) for a in asms]
+    """SPIR-V binaries of the tasks' assembly; those not in the caches compiled in parallel
+    threads (codegen.tools.compile_many)."""
+    return tools.compile_many(asms)

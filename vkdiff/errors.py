@@ -133,6 +133,11 @@ class OutOfMemoryError(VkdiffError, MemoryError):
     would be exceeded); the fields allocated before are intact."""
 
 
+class DynamicPoolError(OutOfMemoryError):
+    """The chunk pool of a dynamic SNode (lang/dynpool.py) is full: what the launch wrote past
+    it was dropped. Raised at the sync after the launch; ti.init(device_memory_GB=) gives more."""
+
+
 class SourceLocation:
     """Where a statement came from in the user's code. `excerpt`, when known, is the source as
     Taichi prints it: each line of the node, each followed by a line of ^ under the node; the

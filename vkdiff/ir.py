@@ -163,11 +163,18 @@ class Block:
 
 
 def walk(block):
-    """Every statement in a block, depth first, in program order."""
-    for s in block.stmts:
-        yield s
-        for b in s.blocks:
-            yield from walk(b)
+    """Every statement in a block, depth first, in program order. (A stack of the open blocks'
+    iterators rather than nested generators: the compiler walks IR a great deal, and each level
+    of `yield from` costs every statement below it a resumption.)"""
+    stack = [iter(block.stmts)]
+    while stack:
+        for s in stack[-1]:
+            yield s
+            if s.blocks:
+                stack.extend([iter(b.stmts) for b in reversed(s.blocks)])
+                break
+        else:
+            stack.pop()
 
 
 def dependencies(roots):

@@ -163,16 +163,19 @@ def launch_summary(inst, args, written=None):
     folded, accesses with the same pattern merged, each index made from kernel arguments is
     evaluated once per launch, and summaries are remembered by those values."""
     plan = _plan(inst)
-    entries, dynamic, exprs, memo = plan[:4]
-    vals = tuple(_safe_eval(x, args) for x in exprs) if dynamic else ()
+    dynamic, exprs, memo = plan[1:4]
+    vals = tuple([_safe_eval(x, args) for x in exprs]) if dynamic else ()
     key = (vals, written)
     out = memo.get(key)
     if out is None:
         val = dict(zip(exprs, vals))
-        summ = [(f, kind, tuple(val[x] if x.__class__ is ir.Stmt else x for x in idx), s)
-                for f, kind, idx, s in entries]
-        out = ([e for e in summ if e[1] == 'write'],
-               [e for e in summ if e[1] == 'read' and (written is None or e[0] in written)])
+        writes, reads = plan[5]
+        # (an index pattern without run-time values is the plan's own tuple)
+        out = ([(f, kind, tuple([val[x] if x.__class__ is ir.Stmt else x for x in idx])
+                 if var else idx, s) for f, kind, idx, s, var in writes],
+               [(f, kind, tuple([val[x] if x.__class__ is ir.Stmt else x for x in idx])
+                 if var else idx, s) for f, kind, idx, s, var in reads
+                if written is None or f in written])
         if len(memo) > 4096:
             memo.clear()
         memo[key] = out
@@ -202,8 +205,11 @@ def _plan(inst):
                 if key not in seen:
                     seen.add(key)
                     entries.append((s.buf, _kind(s), tuple(idx), s))
+        # the writes and the reads, each marked when its index pattern holds run-time values
+        split = tuple([e + (any(x.__class__ is ir.Stmt for x in e[2]),) for e in entries
+                       if e[1] == kind] for kind in ('write', 'read'))
         plan = inst._access_plan = (entries, dynamic, list(exprs.values()), {},
-                                    frozenset(e[0] for e in entries if e[1] == 'write'))
+                                    frozenset(e[0] for e in entries if e[1] == 'write'), split)
     return plan
 
 

@@ -42,6 +42,9 @@ def gen_atomic(cg, s):
     if not dt.is_float:
         if fn == 'mul':  # no native integer multiply atomic
             return _cas_loop(cg, ptr, fn, dt, val)
+        if fn == 'cas':  # store val if the word is attrs['expect']; the old word (i32 only)
+            return cg.op('OpAtomicCompareExchange', t, ptr, scope, sem, sem, val,
+                         m.i32(s.attrs['expect']))
         if fn in ('min', 'max'):
             name = ('OpAtomicS' if dt.is_signed else 'OpAtomicU') + ('Min' if fn == 'min' else 'Max')
         else:

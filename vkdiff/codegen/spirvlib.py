@@ -131,12 +131,16 @@ _loaded = {}
 
 def load(site_dirs, target_env):
     """The Library for target_env, loaded once; None where there is none, it does not load, or
-    VKDIFF_SPIRV_LIB=0 / VKDIFF_SPIRV_TOOLS turn it off."""
+    VKDIFF_SPIRV_LIB=0 / VKDIFF_SPIRV_TOOLS turn it off. `site_dirs()` gives the folders to
+    look in (called once: sysconfig takes milliseconds)."""
     if os.environ.get('VKDIFF_SPIRV_LIB', '1') == '0' or os.environ.get('VKDIFF_SPIRV_TOOLS'):
         return None
+    lib = _loaded.get(target_env, False)
+    if lib is not False:
+        return lib
     with _lock:
         if target_env not in _loaded:
-            path = find_library(site_dirs)
+            path = find_library(site_dirs())
             try:
                 _loaded[target_env] = Library(path, target_env) if path else None
             except (OSError, AttributeError):  # not loadable, or an API without these calls

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 
 from ..errors import CompileError, RuntimeError_
 from . import cache, spirvlib
@@ -86,7 +87,7 @@ def _tool(name):
 def library():
     """The in-process SPIRV-Tools library (spirvlib.Library), or None: the tools run as
     processes."""
-    return spirvlib.load(_site_dirs(), TARGET_ENV)
+    return spirvlib.load(_site_dirs, TARGET_ENV)
 
 
 def _identity(path):
@@ -235,6 +236,36 @@ def compile_asm(asm, optimize=None):
         data = raw
     cache.put(key, data, cache_dir)
     return data
+
+
+def compile_many(asms):
+    """compile_asm of each assembly text, in order. Those not in the caches are compiled several
+    at once in threads (the library's calls and the tool processes release the GIL): plain
+    threads, as concurrent.futures would add ~10 ms of imports to a program's first kernel."""
+    todo = [a for a in dict.fromkeys(asms) if not is_cached(a)]
+    done = {}
+    if len(todo) > 1:
+        queue, lock, errors = iter(todo), threading.Lock(), []
+
+        def work():
+            while not errors:
+                with lock:
+                    a = next(queue, None)
+                if a is None:
+                    return
+                try:
+                    done[a] = compile_asm(a)
+                except BaseException as e:  # noqa: BLE001  (raised in the caller's thread)
+                    errors.append(e)
+        threads = [threading.Thread(target=work, daemon=True)
+                   for _ in range(min(len(todo), os.cpu_count() or 2, 8))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+    return [done.get(a) or compile_asm(a) for a in asms]
 
 
 def disassemble(binary):

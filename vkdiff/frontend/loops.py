@@ -213,6 +213,10 @@ def _unflatten(lin, dims, counts):
 
 
 def _parallel_for(fb, node, names, dims, grouped, config=None, guards=(), offset=None):
+    from . import dynpool
+    g = dynpool.struct_for_plan(guards, dims)
+    if g is not None:  # a pooled dynamic node's lists, tile by tile (frontend/dynpool.py)
+        return dynpool.struct_for(fb, node, names, grouped, guards, g, offset)
     plan = sparse_layout.block_plan(guards, [hi for _, hi, _ in dims]) \
         if guards and all(lo == 0 and st == 1 for lo, _, st in dims) else None
     if plan is not None:  # one invocation per sparse cell (lang/sparse.block_plan)

@@ -7,7 +7,7 @@ from .. import types as T
 from ..errors import TaichiIndexError, TaichiTypeError
 from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
                            component_sizes, dynamic_flat_index, flatten_key, slice_positions)
-from . import ops, sparse
+from . import dynpool, ops, sparse
 from .asserts import check_components
 from .context import Value, current, emit, error
 
@@ -60,11 +60,15 @@ class FieldElem:
         attrs = {'buf': self.field.buffer, 'comp': self.comp}
         if _grad_stopped(current(), self.field):
             attrs['stop_grad'] = True  # ti.stop_grad(x): no derivative flows back into x
+        if dynpool.pooled(self.field):  # in its dynamic node's chunk pool (lang/dynpool.py)
+            return sparse.on_read(self.field, self.indices, dynpool.load(self, attrs))
         v = Value(emit('gload', self.dtype, self.indices, attrs=attrs))
         return sparse.on_read(self.field, self.indices, v)
 
     def store(self, value):
         sparse.on_write(self.field, self.indices)
+        if dynpool.pooled(self.field):
+            return dynpool.store(self, value)
         emit('gstore', None, self.indices + [ops.as_value(value, self.dtype).stmt],
              attrs={'buf': self.field.buffer, 'comp': self.comp})
 
@@ -73,6 +77,8 @@ class FieldElem:
         if fn in ('band', 'bor', 'bxor') and self.dtype.is_float:
             raise error('bitwise atomic on a float field')
         sparse.on_write(self.field, self.indices)
+        if dynpool.pooled(self.field):
+            return dynpool.atomic(self, fn, v)
         return Value(emit('atomic', self.dtype, self.indices + [v.stmt],
                           attrs={'buf': self.field.buffer, 'comp': self.comp, 'fn': fn}))
 

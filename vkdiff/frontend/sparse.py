@@ -160,6 +160,9 @@ def deactivate(node, indices):
     # invocation that clears a nonzero word zeroes them (the rest find it cleared already)
     cell = node._parent if kind == 'dynamic' else node
     old = _word(node._sparse_store, idx).atomic('band', 0)
+    if node.__dict__.get('_pool_mode'):  # its chunks stay with it, zeroed (lang/dynpool.py)
+        from .dynpool import clear_list
+        return clear_list(node, idx, old)
     then_b, else_b = ir.Block(), ir.Block()
     emit('if', None, [ops.to_bool(ops.binary('ne', old, 0))], blocks=[then_b, else_b])
     with current().open(then_b):

@@ -10,6 +10,7 @@ from ..errors import (FieldIndexError, IndexCountError, IndexTypeError, TaichiRu
                       UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, state
 from .proxy import element
+from . import dynpool
 from .sparse import guards_of, host_activate, host_active, host_past_length, sparse_zero
 from ..frontend.context import current
 
@@ -86,6 +87,8 @@ class Field(ir.ElementShape):
 
     def _check_size(self):
         """A field larger than one device buffer may be is an error at creation."""
+        if dynpool.node_of(self) is not None:
+            return  # stored in chunks (lang/dynpool.py)
         n = int(np.prod(self._shape + self.elem_shape, dtype=np.int64)) * self.dtype.nbytes
         limit = state.limits()['max_storage_buffer_range']
         if n > limit:
@@ -115,6 +118,9 @@ class Field(ir.ElementShape):
     def storage(self):
         st = self._storage
         if st is None:
+            if dynpool.node_of(self) is not None:
+                raise VkdiffError(f'field {self.name} is stored in its dynamic SNode\'s chunk '
+                                  'pool (lang/dynpool.py), not densely')
             if self._generation != state.generation:
                 raise VkdiffError(f'field {self.name} belongs to a previous ti.init() and is gone')
             rt = state.runtime()
@@ -175,6 +181,12 @@ class Field(ir.ElementShape):
         idx = self._index(key)
         if guards_of(self) and host_past_length(self, idx):  # (as a kernel's read)
             return sparse_zero(self)
+        if dynpool.node_of(self) is not None:
+            v = dynpool.host_get(self, idx)
+            if not self.elem_shape:
+                return v.item()
+            from .matrix import Matrix
+            return Matrix(v.tolist())
         if not self.elem_shape:
             return self.storage.for_host_read()[idx].item()
         return element(self, idx)
@@ -188,7 +200,14 @@ class Field(ir.ElementShape):
             v = value  # the common cases, checked at once
         else:
             v = convert.element(value, self.dtype, self.elem_shape, f'{self.name}[...]')
-        self.storage.for_host_write()[idx] = v
+        self._host_set(idx, v)
+
+    def _host_set(self, idx, v):
+        """Store the converted value v at element idx (activating its sparse ancestors)."""
+        if dynpool.node_of(self) is not None:
+            dynpool.host_set(self, idx, v)
+        else:
+            self.storage.for_host_write()[idx] = v
         if guards_of(self):
             host_activate(self, idx)
 
@@ -206,7 +225,8 @@ class Field(ir.ElementShape):
     def to_numpy(self, dtype=None, keep_dims=False):
         """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
         `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
-        a = self.storage.for_host_read().copy()
+        a = dynpool.host_gather(self) if dynpool.node_of(self) is not None else \
+            self.storage.for_host_read().copy()
         if guards_of(self):  # inactive cells read 0, as in Taichi
             a *= host_active(self).reshape(self.shape + (1,) * len(self.elem_shape))
         es = self.elem_shape
@@ -222,7 +242,12 @@ class Field(ir.ElementShape):
         `shape + (n, 1)`) into the field. The whole input is converted and checked first: a
         failed from_numpy leaves the field as it was. Float data into an integer field
         truncates toward zero, as in Taichi."""
-        a = self._numpy_input(arr)
+        self._write_numpy(self._numpy_input(arr))
+
+    def _write_numpy(self, a):
+        """from_numpy's write of the converted array a (active cells only, as in Taichi)."""
+        if dynpool.node_of(self) is not None:
+            return dynpool.host_scatter(self, a)
         if guards_of(self):  # Taichi writes the active cells only
             a = np.where(host_active(self).reshape(self.shape + (1,) * len(self.elem_shape)),
                          a, self.storage.for_host_read())
@@ -287,6 +312,8 @@ class Field(ir.ElementShape):
             from .builtin_kernels import fill
             fill(self, v if not self.elem_shape else v.flat[0].item())
             return
+        if dynpool.node_of(self) is not None:
+            return dynpool.host_scatter(self, np.broadcast_to(v, self.shape + self.elem_shape))
         if guards_of(self):  # (the fill kernel's struct-for visits active cells only)
             v = np.where(host_active(self).reshape(self.shape + (1,) * len(self.elem_shape)),
                          v, self.storage.for_host_read())

@@ -168,6 +168,12 @@ class SNode:
                 raise VkdiffTypeError(f'place() takes fields, got {type(f).__name__}')
             if hasattr(f, '_check_place_under'):  # a matrix field's member (get_scalar_field)
                 f._check_place_under(self)
+            if self._kind == 'dynamic':
+                from .dynpool import wants_pool
+                members = _member_fields(f)
+                if wants_pool(self, members):  # (lang/dynpool.py: no dense storage)
+                    for m in members:
+                        m._pool_node = self
             f._place(self.shape)
             leaf = self._place_leaf()
             leaf._placed = f  # (ti.get_addr's layout: what this place holds)

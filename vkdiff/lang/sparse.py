@@ -219,6 +219,10 @@ def deactivate_all(node):
         n._sparse_store.fill(0)
     done = set()
     for n in nodes:
+        if n.__dict__.get('_pool_mode'):  # chunks back into the pool (lang/dynpool.py)
+            from .dynpool import pool_of
+            pool_of(n).clear()
+            continue
         if n._kind in ('pointer', 'dynamic'):  # freed: the data reads 0 (a list's too)
             for f in fields_under(n):
                 if id(f) not in done:

@@ -113,7 +113,8 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
                   check_out_of_bound=bool(debug or kwargs.get('check_out_of_bound')),
                   disable_features=tuple(disable_features),
                   ad_stack_size=stack, print_ir=printed,
-                  kernel_profiler=bool(kwargs.get('kernel_profiler')))
+                  kernel_profiler=bool(kwargs.get('kernel_profiler')),
+                  device_memory_GB=kwargs.get('device_memory_GB'))
     from .. import profiler  # records belong to the program that init() replaces
     profiler.clear_kernel_profiler_info()
     if device is not None:

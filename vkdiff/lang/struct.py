@@ -458,7 +458,7 @@ class StructField:
         """A dict (or Struct) of arrays, one per member it names; every array is converted and
         checked before any member is written."""
         for f, a in self._numpy_inputs(arrs):
-            f.storage.for_host_overwrite()[...] = a
+            f._write_numpy(a)
 
     def _numpy_inputs(self, arrs):
         if isinstance(arrs, Struct):
@@ -532,7 +532,7 @@ class _HostStructElem:
     def _assign(self, value):
         """`s[i] = {...}`: every member value is checked before any is written."""
         for f, v in self._inputs(value):
-            f.storage.for_host_write()[f._index(self._key)] = v
+            f._host_set(f._index(self._key), v)
 
     def _inputs(self, value):
         if isinstance(value, (Struct, _HostStructElem)):
