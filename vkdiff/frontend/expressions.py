@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from .. import ir
 from .. import types as T
 from ..lang import state
 from ..lang.field import Field
@@ -17,13 +18,17 @@ from .argarray import ArgArray
 from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_field, _is_struct_lv,
                           _struct_copy)
 from ..errors import CompileError, TaichiSyntaxError, TaichiTypeError, VkdiffError, with_call_site
-from .context import Value, current, error
+from .context import Value, current, emit, error
 from .lvalues import METHOD_NAMES, LocalList, MatrixLValue, field_lvalue, is_lvalue
 
 _BINOPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv',
            ast.Mod: 'mod', ast.Pow: 'pow', ast.BitAnd: 'band', ast.BitOr: 'bor', ast.BitXor: 'bxor',
            ast.LShift: 'shl', ast.RShift: 'shr', ast.MatMult: 'matmul'}
 _CMPOPS = {ast.Lt: 'lt', ast.LtE: 'le', ast.Gt: 'gt', ast.GtE: 'ge', ast.Eq: 'eq', ast.NotEq: 'ne'}
+
+
+# statements of a plain expression (what Taichi builds lazily): arithmetic, reads
+_EXPRESSION_OPS = (ir.PURE - {'random'}) | {'gload', 'load'}
 
 
 class ExpressionBuilder:
@@ -164,13 +169,49 @@ class ExpressionBuilder:
                     return acc
                 acc = self(v)
                 continue
-            rhs = self(v)
-            if isinstance(acc, Matrix) or isinstance(rhs, Matrix):
-                acc = ops.binary(fn, acc, rhs)
-            else:  # Taichi (and Python): `x and y` is y if x else x; `x or y` is x if x else y
-                truth = ops.to_bool(acc)
-                acc = ops.select(truth, rhs, acc) if fn == 'land' else ops.select(truth, acc, rhs)
+            if isinstance(acc, Matrix):
+                acc = ops.binary(fn, acc, self(v))
+                continue
+            acc = self._short_circuit(fn, acc, v)
         return acc
+
+    def _short_circuit(self, fn, acc, node):
+        """`acc and <node>` / `acc or <node>` with run-time `acc`: Taichi (and Python) value
+        `y if x else x` / `x if x else y`. As in Taichi (short-circuit operators on lazily built
+        expressions), an expression y that reads global memory is only evaluated when needed:
+        it is built inside an `if` and the result goes through a local (a CPU driver runs
+        each load as a loop over the SIMD lanes; an out-of-range read guarded by x does not
+        happen). Otherwise -- no read, or y calls a function, whose body Taichi builds (side
+        effects included) before the operator -- both are evaluated and selected."""
+        em = current()
+        truth = ops.to_bool(acc)
+        then_b, else_b = ir.Block(), ir.Block()
+        branch = emit('if', None, [truth], blocks=[then_b, else_b])
+        inner = then_b if fn == 'land' else else_b
+        with em.open(inner):
+            rhs = self(node)
+        stmts = inner.stmts
+        costly = isinstance(rhs, Value) and any(s.op == 'gload' for s in stmts) and all(
+            s.op in _EXPRESSION_OPS and not s.blocks for s in stmts)
+        if not costly:  # evaluate y unconditionally: its statements go before the if
+            parent = branch.parent
+            i = parent.stmts.index(branch)
+            parent.stmts.remove(branch)
+            for s in list(inner.stmts):
+                parent.insert(i, s)
+                i += 1
+            if isinstance(acc, Matrix) or isinstance(rhs, Matrix):
+                return ops.binary(fn, acc, rhs)
+            return ops.select(truth, rhs, acc) if fn == 'land' else ops.select(truth, acc, rhs)
+        t = em.operand_types(rhs, acc)
+        parent = branch.parent
+        with em.open(parent, parent.stmts.index(branch)):
+            var = emit('alloca', t)
+        with em.open(inner):
+            emit('store', None, [var, em.value(rhs, t)])
+        with em.open(else_b if fn == 'land' else then_b):
+            emit('store', None, [var, em.value(acc, t)])
+        return Value(emit('load', t, [var]))
 
     def build_Compare(self, node):
         left = self(node.left)
