@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import TaichiIndexError, TaichiTypeError
+from ..errors import TaichiIndexError, TaichiTypeError, UnsupportedError
 from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
                            component_sizes, dynamic_flat_index, flatten_key, slice_positions)
 from . import dynpool, ops, sparse
@@ -268,6 +268,11 @@ class ArrayLValue(MatrixLValue):
 def field_lvalue(field, indices):
     """The lvalue of `field[indices]`: a FieldElem, or a MatrixLValue for vector/matrix fields."""
     if not field.elem_shape:  # (a matrix field's member: its component of the parent's buffer)
+        owner = field.__dict__.get('_member_of')
+        if owner is not None and dynpool.pooled(owner):
+            raise error(f'field {field.name} is a member of matrix field {owner.name}, which is '
+                        "stored in its dynamic SNode's chunk pool: index the matrix field "
+                        f'({owner.name}[I][{field._comp}])', UnsupportedError)
         return FieldElem(field, indices, getattr(field, '_comp', 0))
     comps = [FieldElem(field, indices, c) for c in range(field.ncomp)]
     lv = MatrixLValue(comps, field.n, field.m, len(field.elem_shape))
