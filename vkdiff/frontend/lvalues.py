@@ -265,6 +265,17 @@ class ArrayLValue(MatrixLValue):
         return super()._entry_at(key)
 
 
+METHOD_NAMES = set()  # of @ti.dataclass methods: `s.m()` binds `self` to s by reference
+
+
+def is_lvalue(v):
+    """Whether a name is bound to something assignable that reading the name loads: a local
+    (scalar, vector, struct), or what a func's ti.template() parameter refers to (a field
+    element, a local vector's entry, a struct-field element...)."""
+    return isinstance(v, (LocalVar, MatrixLValue, FieldElem, DynamicEntry, ArrayElem)) or \
+        getattr(type(v), '_vkdiff_struct_lvalue', False)
+
+
 def field_lvalue(field, indices):
     """The lvalue of `field[indices]`: a FieldElem, or a MatrixLValue for vector/matrix fields."""
     if not field.elem_shape:  # (a matrix field's member: its component of the parent's buffer)
