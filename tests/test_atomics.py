@@ -332,3 +332,58 @@ def test_atomic_add_on_runtime_component_returns_distinct_old_values():
     k()
     np.testing.assert_array_equal(c.to_numpy(), [n, n])
     np.testing.assert_array_equal(slots.to_numpy(), np.ones((2, n)))
+
+
+def test_local_vector_reduction_with_runtime_index_in_parallel_loop():
+    """`acc[d] += x` on a kernel-scope local vector, d a run-time index, inside the parallel
+    loop: atomic like `acc[0] += x` (was a load-add-store: 1890 of 20000; Taichi gives 20000)."""
+    @ti.kernel
+    def k() -> ti.f32:
+        acc = ti.Vector([0.0, 0.0])
+        for i in range(10000):
+            for d in range(2):
+                acc[d] += 1.0
+        return acc[0] + acc[1]
+
+    out = ti.Vector.field(3, ti.i32, shape=())
+
+    @ti.kernel
+    def hist():
+        acc = ti.Vector([0, 0, 0])
+        for i in range(9999):
+            acc[i % 3] -= 1
+        out[None] = acc
+
+    assert k() == 20000.0
+    hist()
+    np.testing.assert_array_equal(out.to_numpy(), [-3333] * 3)
+
+
+def test_runtime_component_accumulation_is_differentiable():
+    """`y[j][d] += x[i] * w` with a run-time d is an atomic add, so its adjoint is Taichi's (it
+    was a load and a store: refused by global data access rule 1)."""
+    x = ti.field(ti.f32, shape=8, needs_grad=True)
+    y = ti.Vector.field(3, ti.f32, shape=2, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    x.from_numpy(np.arange(8, dtype=np.float32))
+
+    @ti.kernel
+    def f():
+        for i in x:
+            for d in range(3):
+                y[i % 2][d] += x[i] * (d + 1)
+
+    @ti.kernel
+    def sq():
+        for i in y:
+            for d in ti.static(range(3)):
+                loss[None] += y[i][d] ** 2
+
+    with ti.ad.Tape(loss):
+        f()
+        sq()
+    xs, w = np.arange(8.0), np.arange(1.0, 4.0)
+    yv = np.stack([w * xs[0::2].sum(), w * xs[1::2].sum()])
+    np.testing.assert_allclose(y.to_numpy(), yv)
+    want = [2 * (yv[i % 2] * w).sum() for i in range(8)]  # d loss / d x[i]
+    np.testing.assert_allclose(x.grad.to_numpy(), want, rtol=1e-6)

@@ -2,6 +2,7 @@
 so vkdiff lowers them to its own straight-line f64 code. Checked in kernels against numpy over dense
 grids (negative, tiny, huge and special arguments), with near-double-precision bounds; f32 keeps
 the native GLSL instructions."""
+import decimal
 import math
 
 import numpy as np
@@ -388,20 +389,47 @@ def test_python_scope_math_returns_floats():
     assert isinstance(r, float) and r == pytest.approx(math.atan2(1.0, 2.0), rel=1e-15)
 
 
-@pytest.mark.parametrize('dtype', [ti.f64, ti.f32])
-def test_round_half_even_at_every_magnitude(dtype):
-    """ti.round is numpy's round (to nearest, ties to even) at every magnitude. Mesa 22.3.6
-    (Debian's deb12u2 lavapipe) returns the input of an f64 RoundEven unchanged from about 2^26
-    on (round(63661977.2367) gave 63661977.2367), which also broke f64 sin/cos beyond 1e8."""
+def _round_half_away(xs):
+    """C's round(): to nearest, ties away from zero (exact, through decimal), sign kept."""
+    ctx = decimal.Context(prec=400, rounding=decimal.ROUND_HALF_UP)
+    out = [math.copysign(float(decimal.Decimal(float(v)).quantize(decimal.Decimal(1), context=ctx)),
+                         v) if math.isfinite(v) else v for v in xs.tolist()]
+    return np.array(out, dtype=xs.dtype)
+
+
+@pytest.mark.parametrize('dtype', [ti.f64, ti.f32, ti.f16])
+def test_round_half_away_from_zero_at_every_magnitude(dtype):
+    """ti.round in a kernel rounds ties away from zero, as Taichi 1.7.4's CPU (llvm.round) and
+    CUDA backends do (its Vulkan backend's GLSL Round is implementation-defined), at every
+    magnitude, keeping the sign of zero. Mesa 22.3.6 (Debian's deb12u2 lavapipe) returns the
+    input of an f64 RoundEven unchanged from about 2^26 on (round(63661977.2367) gave
+    63661977.2367), so f64 is vkdiff's own code."""
     rng = np.random.default_rng(11)
-    big = 2.0 ** 52 if dtype is ti.f64 else 2.0 ** 23
+    big = {ti.f64: 2.0 ** 52, ti.f32: 2.0 ** 23, ti.f16: 2.0 ** 10}[dtype]
+    top = 1e300 if dtype is ti.f64 else 6e4
     xs = np.concatenate([
-        np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, 3.0, -3.0, 0.0,
-                  big - 0.5, big + 1, -(big + 2), 1e300, -1e300]),
+        np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, 3.0, -3.0, 0.0, -0.0,
+                  -0.4, big - 0.5, big + 1, -(big + 2), top, -top]),
         np.exp(rng.uniform(-3, np.log(big), 4000)) * rng.choice([-1, 1], 4000),
         np.floor(rng.uniform(0, big, 500)) + 0.5])
     xs = xs.astype(dtype.np)
     got, _ = _run(ti.round, xs, dtype=dtype)
-    assert np.array_equal(got, np.round(xs))
+    want = _round_half_away(xs)
+    assert np.array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))  # round(-0.4) is -0.0
     special, _ = _run(ti.round, np.array([np.inf, -np.inf, np.nan], dtype=dtype.np), dtype=dtype)
     assert special[0] == np.inf and special[1] == -np.inf and np.isnan(special[2])
+
+
+def test_round_ties_in_python_scope_and_on_literals_are_numpys():
+    """Taichi evaluates ti.round of Python numbers with np.round (ties to even), in Python scope
+    and on literals in a kernel; run-time values round ties away from zero."""
+    assert [ti.round(v) for v in (0.5, 1.5, 2.5, -2.5)] == [0.0, 2.0, 2.0, -2.0]
+
+    @ti.kernel
+    def k(v: ti.f32) -> ti.types.vector(3, ti.f32):
+        a = 2.5
+        return ti.Vector([ti.round(2.5), ti.round(a), ti.round(v)])
+
+    assert [float(e) for e in k(-2.5)] == [2.0, 3.0, -3.0]
+    assert ti.round(2.5, ti.i32) == 2

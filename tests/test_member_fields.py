@@ -111,3 +111,61 @@ def test_bad_member_placements_are_refused_and_leave_the_field_as_it_was():
         s.get_scalar_field(0)
     with pytest.raises(ValueError, match='2x1 members'):
         w.get_scalar_field(2)
+
+
+def test_dynamic_index_stride_is_taichis():
+    """`v._get_dynamic_index_stride()`: the members' byte stride in Taichi's layout (the one
+    ti.get_addr reports), None where uneven; Taichi 1.7.4 CPU prints [4, 4, 8, 40, None]."""
+    from vkdiff.lang import impl
+    a = ti.Vector.field(3, ti.i32, shape=4)  # placed as a whole: consecutive places
+    b = ti.Vector.field(3, ti.f32)
+    ti.root.dense(ti.i, 8).place(*[b.get_scalar_field(k) for k in range(3)])
+    c = ti.Vector.field(3, ti.i32)
+    s = ti.root.dense(ti.i, 4)
+    for k in range(3):  # three dense children of s, a 2 x 4-byte cell each
+        s.dense(ti.i, 2).place(c.get_scalar_field(k))
+    d = ti.Matrix.field(2, 2, ti.i32)
+    t = ti.root.dense(ti.j, 3)
+    for k in range(4):  # each member beside an f32: 5 cells of 8 bytes
+        t.dense(ti.i, 5).place(d.get_scalar_field(k // 2, k % 2), ti.field(ti.f32))
+    e = ti.Vector.field(2, ti.i32)
+    u = ti.root.dense(ti.i, 4)
+    u.dense(ti.i, 2).place(e.get_scalar_field(0))
+    u.dense(ti.i, 2).place(e.get_scalar_field(1), ti.field(ti.i32))  # another cell size
+    impl.get_runtime().materialize()
+    assert [f._get_dynamic_index_stride() for f in (a, b, c, d, e)] == [4, 4, 8, 40, None]
+    assert ti.Vector.field(1, ti.f32, shape=2)._get_dynamic_index_stride() == 0
+
+    @ti.kernel
+    def k():  # a run-time member index works on vkdiff whatever the stride (Taichi: refused)
+        for i in range(8):
+            for j in range(2):
+                e[i][j] = i + 10 * j
+
+    k()
+    np.testing.assert_array_equal(e.to_numpy(), [[i, i + 10] for i in range(8)])
+
+
+def test_member_of_a_chunk_pool_matrix_field():
+    """A matrix field in a dynamic node's chunk pool (lang/dynpool.py): its members read and
+    write from Python; a kernel indexing a member is refused with the way to write it."""
+    v = ti.Vector.field(2, ti.i32)
+    x = v.get_scalar_field(1)
+    ti.root.dense(ti.i, 1000).dynamic(ti.j, 1 << 20, chunk_size=32).place(v)  # 8 GB if dense
+
+    @ti.kernel
+    def k():
+        for i in range(4):
+            ti.append(v.parent(), i, ti.Vector([i, 10 * i]))
+
+    k()
+    assert x[2, 0] == 20
+    x[2, 0] = 77
+    assert list(v[2, 0]) == [2, 77] and x[2, 0] == 77
+
+    @ti.kernel
+    def r() -> ti.i32:
+        return x[1, 0]
+
+    with pytest.raises(NotImplementedError, match=r'index the matrix field \(v\[I\]\[1\]\)'):
+        r()

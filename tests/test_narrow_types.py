@@ -89,3 +89,58 @@ def test_narrow_kernel_arguments_and_returns():
 
     assert f(200, 100) == np.int8(np.int8(-56) + np.int8(100))
     assert ti.u8(300) == 44 and ti.f16(0.1) == float(np.float16(0.1))
+
+
+@pytest.mark.parametrize('dt,npd', TYPES)
+def test_racing_plain_stores_leave_one_of_the_stored_values(dt, npd):
+    """Many invocations store 1 or 2 into the same element: whichever wins, the element holds 1
+    or 2 (Taichi: 2), never a mix of the two bit patterns (1 | 2 = 3, f16 inf). Neighbours in
+    the same 32-bit word are stored concurrently too and must keep their own values."""
+    n = 4096
+    b = ti.field(dt, shape=8)
+    a = ti.ndarray(dt, shape=8)
+
+    @ti.kernel
+    def k(a: ti.types.ndarray()):
+        for i in range(n):
+            b[i // 512] = i % 2 + 1
+            a[i // 512] = i % 2 + 1
+
+    for _ in range(3):
+        k(a)
+        for got in (b.to_numpy(), a.to_numpy()):
+            assert got.dtype == npd
+            assert set(got.tolist()) <= {1, 2}, got
+
+
+def test_racing_narrow_kernel_local_holds_a_stored_value():
+    """A kernel-scope u8 local assigned in a parallel loop (stored in a packed buffer)."""
+    @ti.kernel
+    def k() -> ti.i32:
+        last = ti.u8(0)
+        for i in range(4096):
+            last = i % 2 + 1
+        return last
+
+    assert k() in (1, 2)
+
+
+def test_restoring_the_same_value_is_never_seen_as_another():
+    """A u8 flag always 1, re-stored by every invocation while others read it: no reader may
+    see a transient 0 (a clear-then-set store would show one)."""
+    c = 4
+    flag = ti.field(ti.u8, shape=c)
+    cnt = ti.field(ti.i32, shape=())
+
+    @ti.kernel
+    def k():
+        for i in range(1 << 21):
+            flag[i % c] = 1
+            if flag[(i + 1) % c] != 1:
+                cnt[None] += 1
+
+    flag.fill(1)
+    for _ in range(3):
+        k()
+    assert cnt[None] == 0
+    assert flag.to_numpy().tolist() == [1] * c

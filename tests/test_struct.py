@@ -263,9 +263,10 @@ def test_dataclass_methods():
     np.testing.assert_allclose(out.to_numpy(), 3 * np.array([1, 4, 9]) + 12)
 
 
-def test_dataclass_method_assigns_to_its_copy_of_self():
-    """Taichi passes `self` to a struct method by value: the method may assign to its members
-    (a local copy); the field element it was called on keeps its value."""
+def test_dataclass_method_assigns_through_self():
+    """Taichi 1.7.4 passes `self` to a struct method by reference (a ti.func defined in a class
+    body takes its first parameter as a ti.template()): assigning to `self.x` changes the field
+    element or the local struct it was called on. Values are Taichi 1.7.4 CPU's."""
     @ti.dataclass
     class P:
         a: vec2
@@ -276,6 +277,14 @@ def test_dataclass_method_assigns_to_its_copy_of_self():
             self.a = self.a + d
             self.b *= 2.0
             return self.a[0] + self.a[1] + self.b
+
+        @ti.func
+        def bump(self):
+            self.b += 1.0
+
+        @ti.func
+        def seta(self):
+            self.b = 5.0
 
     f = P.field(shape=2)
     f.b.from_numpy(np.array([1, 3], np.float32))
@@ -288,10 +297,24 @@ def test_dataclass_method_assigns_to_its_copy_of_self():
             loc = P(a=[1.0, 1.0], b=1.0)
             out[i] += loc.shifted(ti.Vector([0.0, 1.0])) * 100 + loc.b * 1000
 
+    @ti.kernel
+    def k2():
+        for i in f:
+            f[i].bump()
+
+    @ti.kernel
+    def k3():
+        for i in f:
+            f[i].seta()
+
     k()
-    np.testing.assert_allclose(out.to_numpy(), np.array([3 + 2, 3 + 6]) + 500 + 1000)
-    np.testing.assert_allclose(f.b.to_numpy(), [1, 3])
-    np.testing.assert_allclose(f.a.to_numpy(), 0)
+    np.testing.assert_allclose(out.to_numpy(), [2505, 2509])
+    np.testing.assert_allclose(f.b.to_numpy(), [2, 6])
+    np.testing.assert_allclose(f.a.to_numpy(), [[1, 2], [1, 2]])
+    k2()
+    np.testing.assert_allclose(f.b.to_numpy(), [3, 7])
+    k3()
+    np.testing.assert_allclose(f.b.to_numpy(), [5, 5])
 
 
 def test_dataclass_default_values_are_refused():

@@ -254,3 +254,75 @@ def test_vector_loads_of_pairs_keep_component_order(dtype):
     if 'llvmpipe' in state.runtime().name:  # the 64-bit word views are what ran
         spv = k.spirv()
         assert 'OpTypeRuntimeArray %ulong' in spv and 'OpTypeRuntimeArray %v2ulong' in spv
+
+
+def test_vector_loads_of_a_field_the_loop_also_writes():
+    """Reads through the vector view and writes through the scalar one, in one task: a read
+    after a write (in the same block, in a branch, in an inner loop) sees the written value."""
+    v = ti.Vector.field(2, ti.f32, shape=48)
+    out = ti.field(ti.f32, shape=(48, 4))
+
+    @ti.kernel
+    def k():
+        for i in v:
+            a = v[i]
+            v[i][1] = a[0] + a[1]
+            out[i, 0] = v[i][0] * 10 + v[i][1]
+            if i % 3 == 0:
+                v[i][0] = -1.0
+            out[i, 1] = v[i][0] + v[i][1]
+            for _ in range(2):
+                v[i] += ti.Vector([1.0, 2.0])
+                out[i, 2] += v[i][1]
+            out[i, 3] = v[i][0] - v[i][1]
+
+    a = np.random.default_rng(2).normal(size=(48, 2)).astype(np.float32)
+    v.from_numpy(a)
+    k()
+    x, y = a[:, 0].astype(np.float64), (a[:, 0] + a[:, 1]).astype(np.float32).astype(np.float64)
+    want = np.zeros((48, 4))
+    want[:, 0] = x * 10 + y
+    x = np.where(np.arange(48) % 3 == 0, -1.0, x)
+    want[:, 1] = x + y
+    want[:, 2] = (y + 2) + (y + 4)
+    want[:, 3] = (x + 2) - (y + 4)
+    np.testing.assert_allclose(out.to_numpy(), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(v.to_numpy(), np.stack([x + 2, y + 4], 1), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize('dtype', [ti.f32, ti.i32])
+def test_component_pairs_stored_together_land_in_their_places(dtype):
+    """Stores of components 2k and 2k+1 of one element (one 64-bit store on a CPU driver):
+    either order, arithmetic between them, a read of the field between them (not paired),
+    vec2 and 2x2 elements; the other elements stay untouched."""
+    v = ti.Vector.field(2, dtype, shape=40)
+    m = ti.Matrix.field(2, 2, dtype, shape=40)
+    w = ti.Vector.field(2, dtype, shape=40)
+
+    @ti.kernel
+    def k():
+        for i in range(1, 39):
+            v[i][1] = i * 3
+            v[i][0] = -i
+            m[i] = ti.Matrix([[i, i + 1], [2 * i, -i]])
+            a = w[i][1]
+            w[i][1] = i
+            b = w[i + 1][0] + w[i][1] * 0
+            w[i][0] = a + b * 0 + 7
+
+    for f, shape in ((v, (40, 2)), (m, (40, 2, 2)), (w, (40, 2))):
+        f.from_numpy(np.full(shape, 5, dtype.np))
+    k()
+    i = np.arange(40)
+    inner = (i >= 1) & (i < 39)
+    want_v = np.where(inner[:, None], np.stack([-i, 3 * i], 1), 5)
+    want_m = np.where(inner[:, None, None],
+                      np.stack([np.stack([i, i + 1], 1), np.stack([2 * i, -i], 1)], 1), 5)
+    want_w = np.where(inner[:, None], np.stack([np.full(40, 12), i], 1), 5)
+    np.testing.assert_array_equal(v.to_numpy(), want_v.astype(dtype.np))
+    np.testing.assert_array_equal(m.to_numpy(), want_m.astype(dtype.np))
+    np.testing.assert_array_equal(w.to_numpy(), want_w.astype(dtype.np))
+    from vkdiff.lang import state
+    if 'llvmpipe' in state.runtime().name:
+        assert k.spirv().count('OpStore') >= 3  # (the pairs, as 64-bit words)
+        assert 'Aliased' in k.spirv()

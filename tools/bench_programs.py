@@ -17,7 +17,10 @@ arch=ti.vulkan. Programs:
   frame includes the example's own host work (to_numpy for drawing) but no drawing.
 
 The first frames/iterations (compilation) are not timed. Times are medians of the timed ones;
-the ratio is Taichi's time over vkdiff's (> 1: vkdiff faster). Taichi is a benchmark-only
+the ratio is Taichi's time over vkdiff's (> 1: vkdiff faster). The first iteration/frame is shown
+apart, wall and CPU time (the process's threads and children): with the compile caches as found
+(vkdiff's SPIR-V cache, Taichi's offline cache: warm after an earlier run), or with --cold empty
+(a fresh VKDIFF_CACHE_DIR; Taichi's offline_cache off); the driver's shader cache stays as found. Taichi is a benchmark-only
 reference installed in a side virtual environment (pip install taichi==1.7.4), never a vkdiff
 dependency; without it the table shows vkdiff alone.
 
@@ -36,6 +39,7 @@ import os
 import runpy
 import statistics
 import sys
+import tempfile
 import time
 
 from taichi_harness import (DEFAULT_TAICHI_PYTHON, ROOT, alias_vkdiff, import_taichi,
@@ -72,6 +76,11 @@ class _GUIMeta(type):
         return name
 
 
+class _Stamps(list):
+    """Frame end times; first_cpu: the CPU seconds to the first frame's end (from cpu0)."""
+    cpu0 = first_cpu = None
+
+
 def make_fake_gui(frames, stamps, sync):
     """A stand-in for ti.GUI: show() waits for the device (`sync`) and ends a frame (its time is
     recorded); after `frames` frames the program is stopped. Events: none; else: no-op."""
@@ -85,6 +94,8 @@ def make_fake_gui(frames, stamps, sync):
         def show(self, *a, **k):
             sync()
             stamps.append(time.perf_counter())
+            if len(stamps) == 1 and stamps.cpu0 is not None:
+                stamps.first_cpu = _cpu() - stamps.cpu0
             if len(stamps) > frames:
                 raise _Done()
 
@@ -107,6 +118,12 @@ def make_fake_gui(frames, stamps, sync):
     return FakeGUI
 
 
+def _cpu():
+    """CPU seconds of this process (all its threads: the driver's too) and its children."""
+    t = os.times()
+    return time.process_time() + t.children_user + t.children_system
+
+
 def worker(backend, kind, path, frames, skip, fp='f32', arch='vulkan'):
     """One program on one backend; prints a JSON line. `fp`, `arch`: default_fp and (Taichi
     only) arch for the --check runs (own programs declare their fields with dtype=float)."""
@@ -114,30 +131,35 @@ def worker(backend, kind, path, frames, skip, fp='f32', arch='vulkan'):
         ti = alias_vkdiff(os.path.dirname(os.path.dirname(path)) if kind == 'example' else None)
     else:
         ti = import_taichi(arch)
-    stamps = []
+    stamps = _Stamps()
     ti.GUI = make_fake_gui(frames + skip, stamps, ti.sync)
     sys.argv = [path]
     if kind == 'own':
         ti.init(arch=getattr(ti, 'vulkan', None), default_fp=getattr(ti, fp))
         g = runpy.run_path(path, run_name='program')
         it = g['iteration']
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         losses = []
         for k in range(frames + skip):
             losses.append(float(it()))
             stamps.append(time.perf_counter())
+            if k == 0:
+                first_cpu = _cpu() - c0
         first = stamps[0] - t0
     else:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
+        stamps.cpu0 = c0
         try:
             runpy.run_path(path, run_name='__main__')
         except _Done:
             pass
         first = stamps[0] - t0 if stamps else None
+        first_cpu = stamps.first_cpu if stamps else None
         losses = []
     dts = [b - a for a, b in zip(stamps[skip - 1:], stamps[skip:])] if skip else \
         [b - a for a, b in zip(stamps, stamps[1:])]
-    print(json.dumps({'times': dts, 'first': first, 'loss': losses[-1:] or None,
+    print(json.dumps({'times': dts, 'first': first, 'first_cpu': first_cpu,
+                      'loss': losses[-1:] or None,
                       'loss0': losses[:1] or None, 'losses': losses}))
 
 
@@ -153,10 +175,17 @@ def bytecode_env():
 
 
 def run_program(python, backend, kind, path, frames, skip, timeout=900, fp='f32',
-                arch='vulkan'):
-    r = run_worker(python, [os.path.abspath(__file__), '--worker', backend, kind, path,
-                            str(frames), str(skip), fp, arch], backend, os.path.dirname(path),
-                   timeout, bytecode_env() if backend == 'vkdiff' else None)
+                arch='vulkan', cold=False):
+    """One program on one backend in a fresh process. cold: its compile cache empty (vkdiff: a
+    fresh VKDIFF_CACHE_DIR; Taichi: offline_cache off)."""
+    env = bytecode_env() if backend == 'vkdiff' else {}
+    with tempfile.TemporaryDirectory(prefix='vkdiff-bench-cold') as d:
+        if cold:
+            env.update({'VKDIFF_CACHE_DIR': d} if backend == 'vkdiff' else
+                       {'TI_OFFLINE_CACHE': '0'})
+        r = run_worker(python, [os.path.abspath(__file__), '--worker', backend, kind, path,
+                                str(frames), str(skip), fp, arch], backend,
+                       os.path.dirname(path), timeout, env)
     if r is None:
         return {'error': f'timeout ({timeout} s)'}
     lines = r.stdout.strip().splitlines()
@@ -168,6 +197,14 @@ def run_program(python, backend, kind, path, frames, skip, timeout=900, fp='f32'
 
 def fmt_ms(s):
     return '-' if s is None else f'{s * 1e3:.2f}'
+
+
+def fmt_first(r):
+    """The first iteration/frame: 'wall (CPU)' ms."""
+    if r.get('first') is None:
+        return '-'
+    cpu = r.get('first_cpu')
+    return f"{r['first'] * 1e3:.0f}" + ('' if cpu is None else f' ({cpu * 1e3:.0f})')
 
 
 CHECK_RUNS = [('vkdiff f64', 'vkdiff', 'f64', 'vulkan'), ('Taichi cpu f64', 'taichi', 'f64', 'cpu'),
@@ -216,6 +253,9 @@ def main():
     ap.add_argument('--repeat', type=int, default=1, help='runs per program and backend')
     ap.add_argument('--vkdiff-only', action='store_true',
                     help='run vkdiff alone (Taichi only locates its examples)')
+    ap.add_argument('--cold', action='store_true',
+                    help='first iteration/frame with empty compile caches (a fresh '
+                         'VKDIFF_CACHE_DIR; Taichi offline_cache off)')
     ap.add_argument('--check', type=int, default=0, metavar='ITERS',
                     help='instead of timing: the own programs\' losses over ITERS iterations in '
                          'f64 and f32, vkdiff vs Taichi (see check())')
@@ -243,7 +283,8 @@ def main():
             py = sys.executable if backend == 'vkdiff' else args.taichi_python
             best = None
             for _ in range(args.repeat):
-                r = run_program(py, backend, kind, path, args.frames, args.skip)
+                r = run_program(py, backend, kind, path, args.frames, args.skip,
+                                cold=args.cold)
                 if 'error' in r:
                     best = r
                     break
@@ -261,10 +302,11 @@ def main():
         if v.get('loss') and t.get('loss'):
             note = f'loss {v["loss0"][0]:.4g}->{v["loss"][0]:.4g} / {t["loss0"][0]:.4g}->{t["loss"][0]:.4g}'
         rows.append([name, fmt_ms(v.get('median')), fmt_ms(t.get('median')), ratio,
-                     fmt_ms(v.get('first')), fmt_ms(t.get('first')), note])
+                     fmt_first(v), fmt_first(t), note])
         print('  done:', name, file=sys.stderr)
-    header = ['program', 'vkdiff ms', 'Taichi ms', 'Taichi/vkdiff', 'vkdiff 1st ms',
-              'Taichi 1st ms', 'note']
+    first = '1st ms (CPU), ' + ('caches cold' if args.cold else 'caches as found')
+    header = ['program', 'vkdiff ms', 'Taichi ms', 'Taichi/vkdiff', 'vkdiff ' + first,
+              'Taichi ' + first, 'note']
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     line = lambda r: '  '.join(str(c).ljust(w) if i in (0, 6) else str(c).rjust(w)
                                for i, (c, w) in enumerate(zip(r, widths)))

@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_programs import EXAMPLES, OWN, PROGRAMS, _Done, make_fake_gui  # noqa: E402
+from bench_programs import EXAMPLES, OWN, PROGRAMS, _Done, _Stamps, make_fake_gui  # noqa: E402
 from taichi_harness import alias_vkdiff, import_taichi  # noqa: E402
 
 
@@ -82,7 +82,7 @@ def main():
         ti = alias_vkdiff(root)
         _vkdiff_timer(ti, stats, active)
     path = os.path.join(PROGRAMS if kind == 'own' else root, rel)
-    stamps = []
+    stamps = _Stamps()
 
     cpu = []
 

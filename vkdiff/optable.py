@@ -150,6 +150,15 @@ def _expm1_f32(b, x):
     return b.select(b.lt(b.abs(x), 0.25), small, b.exp(x) - 1.0)
 
 
+def _round_half_away(b, x):
+    """To nearest, ties away from zero, exact at every magnitude (|x| - floor(|x|) is exact);
+    +-0, NaN and infinities come back unchanged, round(-0.4) is -0.0."""
+    a = b.abs(x)
+    f = b.floor(a)
+    r = b.select(b.ge(a - f, 0.5), f + 1.0, f)
+    return b.select(b.gt(x, 0.0), r, b.select(b.lt(x, 0.0), -r, x))
+
+
 LN2 = math.log(2.0)
 
 # ---------------------------------------------------------------- the table
@@ -180,7 +189,10 @@ op('tanh', 1, 'float', np.tanh, S.tanh, f64=F.tanh, rules=linear(lambda b, x, y:
    api=_F)
 op('floor', 1, 'float', np.floor, 'Floor', rules=ZERO, api=_F)
 op('ceil', 1, 'float', np.ceil, 'Ceil', rules=ZERO, api=_F)
-op('round', 1, 'float', np.round, 'RoundEven', f64=F.round, rules=ZERO)
+# round: run-time values to nearest, ties away from zero (Taichi's CPU/CUDA llvm.round; GLSL's
+# Round leaves ties to the driver, f64 RoundEven is broken on Mesa 22.3.6); Python numbers (Python
+# scope, literals) through np.round, ties to even, as Taichi evaluates them
+op('round', 1, 'float', np.round, None, lower=_round_half_away, f64=_round_half_away, rules=ZERO)
 op('log2', 1, 'float', np.log2, 'Log2', f64=F.log2,
    rules=linear(lambda b, x, y: 1.0 / (x * LN2)), api=('ti',))
 op('expm1', 1, 'float', np.expm1, None, lower=_expm1_f32, f64=F.expm1,

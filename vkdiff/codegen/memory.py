@@ -94,6 +94,13 @@ class GlobalMemory:
         if s.buf.dtype.is_narrow:
             narrow.store(self, s)
             return
+        self.forget_vector_loads(s.buf)
+        if s in self.pair_stores:
+            first = self.pair_stores[s]
+            if first is None:
+                return  # stored with its pair, by the later of the two
+            self.store_pair(first, s)
+            return
         ptr = self.element_ptr(s)
         self.emit(f'OpStore {ptr} {self.to_storage(s.buf, self.values[s.value_arg])}')
 
@@ -158,12 +165,15 @@ class GlobalMemory:
         load (through a second, vector-typed view of the same binding). With `pack64` (a CPU
         driver with 64-bit integers) a 32-bit element's pairs of components are read as 64-bit
         words: lavapipe runs each component of a storage-buffer load as a loop over the SIMD
-        lanes, so a vec2 costs one loop instead of two (tools/profile_tasks.py)."""
+        lanes, so a vec2 costs one loop instead of two (tools/profile_tasks.py).
+        A field the task also writes: a store or atomic ends the reuse of the loads before it
+        (forget_vector_loads), and both views are decorated Aliased (the driver must not move
+        a load through one view across a store through the other)."""
         f = s.buf
         if f.ncomp not in (2, 4) or f in self.int_view or f.dtype.is_narrow or not s.indices or \
-                f.role == 'shared' or \
-                s.attrs.get('comp', 0) < 0 or f in self.vec_written:
+                f.role == 'shared' or s.attrs.get('comp', 0) < 0:
             return None
+        self.vec_fields.add(f)
         key = (id(s.parent), f, tuple(id(i) for i in s.indices))
         vec = self.vec_loads.get(key)
         if vec is None:
@@ -192,6 +202,69 @@ class GlobalMemory:
         m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
         m.decorations.append(f'OpDecorate {var} Binding {k}')
         m.decorations.append(f'OpDecorate {var} NonWritable')
+        if f in self.vec_written:
+            m.decorations.append(f'OpDecorate {var} Aliased')
+            if f not in self.aliased:
+                self.aliased.add(f)
+                m.decorations.append(f'OpDecorate {self.buffers[f]} Aliased')
+        return var
+
+    def plan_pair_stores(self):
+        """With pack64: stores of components 2k and 2k+1 of one element of a 32-bit vec2/vec4
+        field, in one block with only pure arithmetic between them, become one 64-bit store
+        at the later one (lavapipe runs each storage-buffer store as a loop over the lanes).
+        Returns {later store: earlier store, earlier store: None}."""
+        pairs = {}
+        if not self.pack64:
+            return pairs
+        for blk in [self.task.body] + [b for x in ir.walk(self.task.body) for b in x.blocks]:
+            open_ = {}  # (buf, comp pair, index ids) -> an unpaired store since the last impure
+            for x in blk.stmts:
+                if x.op == 'gstore' and self._pairable(x.buf):
+                    c = x.attrs.get('comp', 0)
+                    key = (x.buf, c // 2, tuple(id(i) for i in x.indices))
+                    other = open_.pop(key, None)
+                    if other is not None and other.attrs.get('comp', 0) != c:
+                        pairs[x], pairs[other] = other, None
+                        continue
+                    open_ = {k: v for k, v in open_.items() if k[0] is not x.buf}
+                    open_[key] = x
+                elif x.op not in ir.PURE or x.op == 'random':
+                    open_ = {}
+        return pairs
+
+    def _pairable(self, f):
+        return f.ncomp in (2, 4) and f.dtype.bits == 32 and not f.dtype.is_narrow and \
+            f not in self.int_view and f.role != 'shared' and f.shape is not None
+
+    def store_pair(self, a, b):
+        """Components 2k, 2k+1 (stores a and b, either order) as one 64-bit word."""
+        m, f = self.m, a.buf
+        lo, hi = (a, b) if a.attrs.get('comp', 0) % 2 == 0 else (b, a)
+        u64 = self.t(T.u64)
+        var = m._cached(('pairview', f), lambda: self._pair_view(f))
+        idx = self.row_major(lo)
+        if idx is None:  # a 0-D field
+            idx = m.i32(0)
+        if f.ncomp == 4:
+            idx = self.op('OpIAdd', self.t(T.i32), self.op('OpIMul', self.t(T.i32), idx, m.i32(2)),
+                          m.i32(lo.attrs.get('comp', 0) // 2))
+        ptr = self.op('OpAccessChain', m.pointer('StorageBuffer', u64), var, m.i32(0), idx)
+        pair = self.op('OpCompositeConstruct', m.vector(self.t(f.dtype), 2),
+                       self.values[lo.value_arg], self.values[hi.value_arg])
+        self.emit(f'OpStore {ptr} {self.op("OpBitcast", u64, pair)}')
+
+    def _pair_view(self, f):
+        """A writable 64-bit-word view of f's binding; f's other views become Aliased."""
+        m = self.m
+        blk = m.buffer_block(self.t(T.u64), 8)
+        var = m._global('pbuf', f'OpVariable {m.pointer("StorageBuffer", blk)} StorageBuffer')
+        m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
+        m.decorations.append(f'OpDecorate {var} Binding {self.fields.index(f)}')
+        m.decorations.append(f'OpDecorate {var} Aliased')
+        if f not in self.aliased:
+            self.aliased.add(f)
+            m.decorations.append(f'OpDecorate {self.buffers[f]} Aliased')
         return var
 
     def from_storage(self, f, v):
@@ -201,4 +274,12 @@ class GlobalMemory:
         return self.op('OpBitcast', self.t(self.storage_type(f)), v) if f in self.int_view else v
 
     def gen_atomic(self, s):
+        self.forget_vector_loads(s.buf)
         return atomics.gen_atomic(self, s)
+
+    def forget_vector_loads(self, f):
+        """A store or atomic on `f`: its vector loads made so far are not reused after it (the
+        statements are generated in program order, so whatever follows may read a new value)."""
+        if f in self.vec_fields:
+            for k in [k for k in self.vec_loads if k[1] is f]:
+                del self.vec_loads[k]

@@ -2,8 +2,10 @@
 in 32-bit registers (module.scalar maps them to i32/u32/f32) and are brought back into range after
 every operation that yields one (`narrow`: wrap integers, round f16 through PackHalf2x16). Fields
 pack 4 or 2 elements into each 32-bit word of the buffer (the host sees the plain numpy layout):
-loads shift and extract, stores clear and set their own bits with two atomics (so neighbours in
-the same word never race), read-modify-write atomics run a compare-exchange loop on the word."""
+loads shift and extract; stores and read-modify-write atomics run a compare-exchange loop on the
+word that replaces only the element's bits in one atomic step (so neighbours in the same word never
+race, racing stores to one element leave one of the stored values, never a mix of their bits, and
+readers never see a transient value). Without contention the first exchange succeeds."""
 from .. import types as T
 
 SCOPE_DEVICE, SEM_RELAXED = 1, 0
@@ -73,9 +75,9 @@ def store(cg, s):
     ptr, shift = _word_ptr(cg, s)
     mask = cg.op('OpShiftLeftLogical', u32, m.const(T.u32, (1 << dt.bits) - 1), shift)
     bits = cg.op('OpShiftLeftLogical', u32, _bits(cg, dt, cg.values[s.value_arg]), shift)
-    scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
-    cg.op('OpAtomicAnd', u32, ptr, scope, sem, cg.op('OpNot', u32, mask))
-    cg.op('OpAtomicOr', u32, ptr, scope, sem, bits)
+    keep = cg.op('OpNot', u32, mask)
+    cas_loop(cg, T.u32, ptr,
+             lambda old: cg.op('OpBitwiseOr', u32, cg.op('OpBitwiseAnd', u32, old, keep), bits))
 
 
 def _apply(cg, fn, dt, a, b):

@@ -33,9 +33,12 @@ class TaskCodegen(GlobalMemory):
         # float fields that need integer views for compare-exchange atomics
         self.int_view = set(float_atomic_fallback)
         self.vec_loads = {}
+        self.vec_fields = set()  # fields read through a vector view (codegen/memory.py)
+        self.aliased = set()     # written fields with a vector view: both views Aliased
         # vector loads as 64-bit words (codegen/memory.py vector_load): CPU drivers only
         self.pack64 = cpu_driver and bool(features.get('int64'))
         self.vec_written = {s.buf for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
+        self.pair_stores = self.plan_pair_stores()  # 64-bit stores of component pairs
 
     # ------------------------------------------------------------ helpers
     def fail(self, s, msg):

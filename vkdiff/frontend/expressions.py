@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from .. import ir
 from .. import types as T
 from ..lang import state
 from ..lang.field import Field
@@ -17,13 +18,17 @@ from .argarray import ArgArray
 from .compiletime import (Grouped, NDRange, Static, _compile_time, _is_struct_field, _is_struct_lv,
                           _struct_copy)
 from ..errors import CompileError, TaichiSyntaxError, TaichiTypeError, VkdiffError, with_call_site
-from .context import Value, current, error
-from .lvalues import LocalList, LocalVar, MatrixLValue, field_lvalue
+from .context import Value, current, emit, error
+from .lvalues import METHOD_NAMES, LocalList, MatrixLValue, field_lvalue, is_lvalue
 
 _BINOPS = {ast.Add: 'add', ast.Sub: 'sub', ast.Mult: 'mul', ast.Div: 'div', ast.FloorDiv: 'floordiv',
            ast.Mod: 'mod', ast.Pow: 'pow', ast.BitAnd: 'band', ast.BitOr: 'bor', ast.BitXor: 'bxor',
            ast.LShift: 'shl', ast.RShift: 'shr', ast.MatMult: 'matmul'}
 _CMPOPS = {ast.Lt: 'lt', ast.LtE: 'le', ast.Gt: 'gt', ast.GtE: 'ge', ast.Eq: 'eq', ast.NotEq: 'ne'}
+
+
+# statements of a plain expression (what Taichi builds lazily): arithmetic, reads
+_EXPRESSION_OPS = (ir.PURE - {'random'}) | {'gload', 'load'}
 
 
 class ExpressionBuilder:
@@ -32,7 +37,7 @@ class ExpressionBuilder:
     # ---------------------------------------------------------------- reading names
     def read(self, value):
         """What a bound name evaluates to (locals are loaded)."""
-        if isinstance(value, (LocalVar, MatrixLValue)) or _is_struct_lv(value):
+        if is_lvalue(value):  # (a template parameter bound to x[i] reads x[i] here)
             return value.load()
         if isinstance(value, LocalList):
             return [self.read(e) for e in value]
@@ -164,13 +169,49 @@ class ExpressionBuilder:
                     return acc
                 acc = self(v)
                 continue
-            rhs = self(v)
-            if isinstance(acc, Matrix) or isinstance(rhs, Matrix):
-                acc = ops.binary(fn, acc, rhs)
-            else:  # Taichi (and Python): `x and y` is y if x else x; `x or y` is x if x else y
-                truth = ops.to_bool(acc)
-                acc = ops.select(truth, rhs, acc) if fn == 'land' else ops.select(truth, acc, rhs)
+            if isinstance(acc, Matrix):
+                acc = ops.binary(fn, acc, self(v))
+                continue
+            acc = self._short_circuit(fn, acc, v)
         return acc
+
+    def _short_circuit(self, fn, acc, node):
+        """`acc and <node>` / `acc or <node>` with run-time `acc`: Taichi (and Python) value
+        `y if x else x` / `x if x else y`. As in Taichi (short-circuit operators on lazily built
+        expressions), an expression y that reads global memory is only evaluated when needed:
+        it is built inside an `if` and the result goes through a local (a CPU driver runs
+        each load as a loop over the SIMD lanes; an out-of-range read guarded by x does not
+        happen). Otherwise -- no read, or y calls a function, whose body Taichi builds (side
+        effects included) before the operator -- both are evaluated and selected."""
+        em = current()
+        truth = ops.to_bool(acc)
+        then_b, else_b = ir.Block(), ir.Block()
+        branch = emit('if', None, [truth], blocks=[then_b, else_b])
+        inner = then_b if fn == 'land' else else_b
+        with em.open(inner):
+            rhs = self(node)
+        stmts = inner.stmts
+        costly = isinstance(rhs, Value) and any(s.op == 'gload' for s in stmts) and all(
+            s.op in _EXPRESSION_OPS and not s.blocks for s in stmts)
+        if not costly:  # evaluate y unconditionally: its statements go before the if
+            parent = branch.parent
+            i = parent.stmts.index(branch)
+            parent.stmts.remove(branch)
+            for s in list(inner.stmts):
+                parent.insert(i, s)
+                i += 1
+            if isinstance(acc, Matrix) or isinstance(rhs, Matrix):
+                return ops.binary(fn, acc, rhs)
+            return ops.select(truth, rhs, acc) if fn == 'land' else ops.select(truth, acc, rhs)
+        t = em.operand_types(rhs, acc)
+        parent = branch.parent
+        with em.open(parent, parent.stmts.index(branch)):
+            var = emit('alloca', t)
+        with em.open(inner):
+            emit('store', None, [var, em.value(rhs, t)])
+        with em.open(else_b if fn == 'land' else then_b):
+            emit('store', None, [var, em.value(acc, t)])
+        return Value(emit('load', t, [var]))
 
     def build_Compare(self, node):
         left = self(node.left)
@@ -270,26 +311,52 @@ class ExpressionBuilder:
         finally:
             self.static_scope -= 1
 
-    def _template_lvalues(self, func, node):
-        """{argument position or keyword: the caller's local} for the call's arguments that
-        name a local variable and go to a ti.template() parameter of `func`."""
+    def _template_params(self, func, node):
+        """The argument positions and keywords of the call `node` that go to a ti.template()
+        parameter of `func` (not a struct-typed one: StructType subclasses Template)."""
         from ..lang.kernel import Template
         if any(isinstance(a, ast.Starred) for a in node.args):
-            return {}
+            return set()
         inner = getattr(func, '_func', func)  # a func bound to an instance takes self first
         params = list(inner.sig.parameters.values())[1 if inner is not func else 0:]
         by_name = {p.name: p for p in params}
-        out = {}
-        pairs = list(enumerate(zip(params, node.args))) + \
-            [(k.arg, (by_name.get(k.arg), k.value)) for k in node.keywords]
-        for key, (p, a) in pairs:
-            if p is None or not isinstance(a, ast.Name) or not (  # (StructType subclasses it)
-                    type(p.annotation) is Template or p.annotation is Template):
-                continue
-            lv = self.lookup(a.id)
-            if isinstance(lv, (LocalVar, MatrixLValue)) or _is_struct_lv(lv):
-                out[key] = lv
-        return out
+        pairs = list(enumerate(params[:len(node.args)])) + \
+            [(k.arg, by_name.get(k.arg)) for k in node.keywords]
+        return {key for key, p in pairs if p is not None and (
+            type(p.annotation) is Template or p.annotation is Template)}
+
+    def _reference(self, node):
+        """What a ti.template() argument refers to, if it is assignable: Taichi passes the
+        expression itself, so a local, a field element (`x[i]`, `s[i]`, `v[i]`), a local
+        vector's entry (`tmp[1]`) or a member (`s[i].pos`) is read and written through by the
+        func. None for anything else (passed as its value)."""
+        if isinstance(node, ast.Name):
+            v = self.lookup(node.id)
+            return v if is_lvalue(v) else None
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            v = self._assignable(node)
+            return v if is_lvalue(v) else None
+        return None
+
+    def _struct_method(self, node):
+        """`obj.method` of a @ti.dataclass method called on an assignable struct (a field
+        element, a local): the method bound to it by reference, as Taichi passes a func's
+        `self` defined in a class body as a ti.template(); None otherwise."""
+        if not isinstance(node, ast.Attribute) or node.attr not in METHOD_NAMES or not isinstance(
+                node.value, (ast.Name, ast.Subscript, ast.Attribute)):
+            return None
+        if isinstance(node.value, ast.Name):
+            try:
+                if not _is_struct_lv(self.lookup(node.value.id)):
+                    return None
+            except CompileError:
+                return None
+        lv = self._assignable(node.value)
+        methods = getattr(getattr(lv, 'stype', None), 'methods', None) or {}
+        if not _is_struct_lv(lv) or node.attr in lv.members or node.attr not in methods:
+            return None
+        from ..lang.kernel import _BoundFunc
+        return _BoundFunc(methods[node.attr], lv)
 
     def build_Call(self, node):
         if isinstance(node.func, ast.Attribute) and node.func.attr == 'fill' and \
@@ -301,7 +368,7 @@ class ExpressionBuilder:
         handled, result = sparse.dynamic_method(self, node)  # x[i].append(v), x[i].length()
         if handled:
             return result
-        fn = self(node.func)
+        fn = self._struct_method(node.func) or self(node.func)
         if getattr(fn, '_vkdiff_atomic', None):
             if len(node.args) != 2:
                 raise error(f'{fn.__name__} takes (target, value)')
@@ -312,25 +379,30 @@ class ExpressionBuilder:
             return target.atomic(fn._vkdiff_atomic, self(node.args[1]))
         # the arguments of ti.static(...) / ti.static_assert(...) are in Taichi's static scope
         build = self.static_eval if getattr(fn, '_vkdiff_static_scope', False) else self
+        func = getattr(fn, '_vkdiff_func', None)
+        refs = self._template_params(func, node) if func else ()
         args = []
-        for a in node.args:
-            v = build(a)
+        for i, a in enumerate(node.args):
+            v = self._reference(a) if i in refs else None
+            v = build(a) if v is None else v
             args.extend(v.value) if isinstance(v, _Starred) else args.append(v)
-        kwargs = {k.arg: build(k.value) for k in node.keywords}
+        kwargs = {}
+        for k in node.keywords:
+            v = self._reference(k.value) if k.arg in refs else None
+            kwargs[k.arg] = build(k.value) if v is None else v
         if fn is print:
             return printing.build_print(args, kwargs)
         if isinstance(node.func, ast.Attribute) and node.func.attr == 'format' and \
                 isinstance(getattr(fn, '__self__', None), str):
             return printing.format_call(fn.__self__, args, kwargs)
-        if getattr(fn, '_vkdiff_func', None):
-            # structs are passed by value: the func gets a local copy it may assign to; a local
-            # variable passed to a ti.template() parameter is passed by reference (Taichi)
-            by_ref = self._template_lvalues(fn._vkdiff_func, node)
-            args = [by_ref.get(i) or _struct_copy(a) for i, a in enumerate(args)]
-            kwargs = {k: by_ref.get(k) or _struct_copy(v) for k, v in kwargs.items()}
+        if func:
+            # structs are passed by value: the func gets a local copy it may assign to; what a
+            # ti.template() argument names is passed by reference (Taichi: `_reference`)
+            args = [_struct_copy(a) for a in args]
+            kwargs = {k: _struct_copy(v) for k, v in kwargs.items()}
             loc = current().loc
             try:
-                return fn._vkdiff_func.inline(self.kernel, args, kwargs)
+                return func.inline(self.kernel, args, kwargs)
             except VkdiffError as e:  # located in the func: show the call site first, as Taichi
                 raise with_call_site(e, loc) from None
         if getattr(fn, '_vkdiff_kernel', None):

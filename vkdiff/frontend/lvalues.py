@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import TaichiIndexError, TaichiTypeError
+from ..errors import TaichiIndexError, TaichiTypeError, UnsupportedError
 from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
                            component_sizes, dynamic_flat_index, flatten_key, slice_positions)
 from . import dynpool, ops, sparse
@@ -18,6 +18,13 @@ def _grad_stopped(em, field):
     """Whether `ti.stop_grad(field)` was called in a block enclosing the one being emitted."""
     stopped = getattr(em, 'stop_grad', None)
     return bool(stopped) and any(field in stopped.get(id(b), ()) for b in em.blocks)
+
+
+def _apply(fn, old, value, dtype):
+    """`old fn value` for an atomic / augmented assignment: like Taichi's AtomicOpExpression the
+    operand is first converted to the destination's type (`a = 2; a += -1.75` adds i32(-1.75)),
+    then the operation runs in that type."""
+    return ops.as_value(ops.binary(fn, old, ops.as_value(value, dtype)), dtype)
 
 
 class LocalVar:
@@ -39,14 +46,12 @@ class LocalVar:
         """`ti.atomic_*(v, value)` on a local: marked like `v op= value`, so that it is atomic
         when the local turns out to be shared by a parallel loop."""
         old = self.load()
-        emit('store', None, [self.stmt, ops.as_value(ops.binary(fn, old, value), self.dtype)],
-             attrs={'aug': fn})
+        emit('store', None, [self.stmt, _apply(fn, old, value, self.dtype)], attrs={'aug': fn})
         return old
 
     def augment(self, fn, value):
         """`v op= value`: a load-op-store marked so that task splitting can make it atomic."""
-        emit('store', None, [self.stmt, ops.as_value(ops.binary(fn, self.load(), value), self.dtype)],
-             attrs={'aug': fn})
+        self.atomic(fn, value)
 
 
 class FieldElem:
@@ -238,7 +243,7 @@ class ArrayElem:
         """Marked like a local's `v op= value` (atomic once the array is shared by a parallel
         loop, passes/tasks.py)."""
         old = self.load()
-        self.store(ops.binary(fn, old, value), {'aug': fn})
+        self.store(_apply(fn, old, value, self.dtype), {'aug': fn})
         return old
 
     def augment(self, fn, value):
@@ -260,9 +265,25 @@ class ArrayLValue(MatrixLValue):
         return super()._entry_at(key)
 
 
+METHOD_NAMES = set()  # of @ti.dataclass methods: `s.m()` binds `self` to s by reference
+
+
+def is_lvalue(v):
+    """Whether a name is bound to something assignable that reading the name loads: a local
+    (scalar, vector, struct), or what a func's ti.template() parameter refers to (a field
+    element, a local vector's entry, a struct-field element...)."""
+    return isinstance(v, (LocalVar, MatrixLValue, FieldElem, DynamicEntry, ArrayElem)) or \
+        getattr(type(v), '_vkdiff_struct_lvalue', False)
+
+
 def field_lvalue(field, indices):
     """The lvalue of `field[indices]`: a FieldElem, or a MatrixLValue for vector/matrix fields."""
     if not field.elem_shape:  # (a matrix field's member: its component of the parent's buffer)
+        owner = field.__dict__.get('_member_of')
+        if owner is not None and dynpool.pooled(owner):
+            raise error(f'field {field.name} is a member of matrix field {owner.name}, which is '
+                        "stored in its dynamic SNode's chunk pool: index the matrix field "
+                        f'({owner.name}[I][{field._comp}])', UnsupportedError)
         return FieldElem(field, indices, getattr(field, '_comp', 0))
     comps = [FieldElem(field, indices, c) for c in range(field.ncomp)]
     lv = MatrixLValue(comps, field.n, field.m, len(field.elem_shape))

@@ -21,7 +21,7 @@ from .context import Value, current, emit, error
 from .expressions import _BINOPS
 from .loops import _decorator, build_for
 from .lvalues import (ATOMIC_AUG, ArrayElem, DynamicEntry, FieldElem, LocalList, LocalVar,
-                      MatrixLValue, field_lvalue, new_local)
+                      MatrixLValue, field_lvalue, is_lvalue, new_local)
 
 
 class StatementBuilder:
@@ -91,7 +91,7 @@ class StatementBuilder:
                     raise error('Only 0-dimensional numpy array can be used to initialize a scalar '
                                 f'expression (got shape {value.shape})', TaichiTypeError)
                 value = value[()]
-            if isinstance(cur, (LocalVar, MatrixLValue)) or _is_struct_lv(cur):
+            if is_lvalue(cur):  # (a template parameter: the caller's element)
                 cur.store(value)
             elif _is_runtime_scalar_or_matrix(value):
                 self.scopes[-1][name] = new_local(value)
@@ -103,7 +103,7 @@ class StatementBuilder:
     def lvalue(self, node):
         if isinstance(node, ast.Name):
             v = self.lookup(node.id)
-            if isinstance(v, (LocalVar, MatrixLValue)) or _is_struct_lv(v):
+            if is_lvalue(v):
                 return v
             raise error(f'{node.id} is not a kernel variable and cannot be assigned here')
         if isinstance(node, ast.Subscript):
@@ -124,6 +124,8 @@ class StatementBuilder:
                         return elem
             if isinstance(node.value, ast.Subscript):
                 base = self._compile_time_field(node.value)  # fields[k][i] with k static
+                if _is_struct_field(base):
+                    return base._lvalue(self.field_indices(base, key))
                 if base is not None:
                     return field_lvalue(base, self.field_indices(base, key))
             inner = self.lvalue(node.value)
@@ -146,16 +148,21 @@ class StatementBuilder:
         raise error(f'cannot assign to {ast.unparse(node)}')
 
     def _compile_time_field(self, node):
-        """The field a compile-time expression like `fields[k]` names, or None."""
+        """The field (or ndarray argument) a compile-time expression like `fields[k]` names
+        (`fields` a list, tuple or dict, also through ti.static), or None."""
         try:
             base = self(node.value)
         except CompileError:
             return None
+        if isinstance(base, Static):
+            base = base.value
         if isinstance(base, (list, tuple, dict)):
             k = self(node.slice)
+            if isinstance(k, Static):
+                k = k.value
             if not isinstance(k, Value):
                 v = base[k]
-                return v if isinstance(v, Field) else None
+                return v if isinstance(v, (Field, ArgArray)) or _is_struct_field(v) else None
         return None
 
     def build_AugAssign(self, node):
@@ -273,7 +280,7 @@ class StatementBuilder:
             raw = self.lookup(target.value.id if isinstance(target, ast.Attribute) else target.id)
         except CompileError:
             return node
-        if isinstance(raw, (LocalVar, MatrixLValue)) or _is_struct_lv(raw):
+        if is_lvalue(raw):
             return node
         sf = getattr(raw, target.attr, None) if isinstance(target, ast.Attribute) else raw
         if not _is_struct_field(sf):

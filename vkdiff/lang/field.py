@@ -349,6 +349,12 @@ class Field(ir.ElementShape):
         from .member_field import get_scalar_field
         return get_scalar_field(self, *indices)
 
+    def _get_dynamic_index_stride(self):
+        """Taichi's byte stride between a matrix field's members in its SNode layout, or None
+        (lang/member_field.dynamic_index_stride)."""
+        from .member_field import dynamic_index_stride
+        return dynamic_index_stride(self)
+
     def parent(self, n=1):
         """Taichi's `x.parent(n)`: the SNode n levels above x's place (`ti.root`, then None). A
         struct-for over it visits one index per cell, at x's resolution."""

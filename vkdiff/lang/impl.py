@@ -59,6 +59,12 @@ class _Runtime(_DefaultTypes):
         """Taichi finalizes ti.root's SNode tree here; vkdiff allocates each field's storage on
         first use, so there is nothing to do."""
 
+    def materialize(self):
+        """Taichi finalizes the SNode tree here and checks the placements (fields not placed,
+        matrix-field members of different shapes); vkdiff allocates each field's storage on first
+        use and checks a placement when it is made (lang/snode.py, lang/member_field.py), so
+        there is nothing left to do."""
+
     def get_num_compiled_functions(self):
         """How many kernel instances (one per kernel and template/argument-type combination,
         Python-scope fills and copies included) were compiled since ti.init()."""

@@ -467,7 +467,8 @@ class _BoundFunc:
         return self._func(self._obj, *args, **kwargs)
 
     def inline(self, kernel_ir, args, kwargs):
-        from ..frontend.compiletime import _struct_copy  # a struct's self: by value, assignable
+        from ..frontend.compiletime import _struct_copy  # a struct value's self: an assignable
+        # copy (called on a field element or a local, self is that lvalue: frontend._struct_method)
         return self._func.inline(kernel_ir, [_struct_copy(self._obj), *args], kwargs)
 
 

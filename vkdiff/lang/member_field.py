@@ -7,8 +7,9 @@ they are placed under: placing a member places the matrix field (its first membe
 gives it its shape), and the members placed on their own must all have the same shape (Taichi
 checks that when it materializes the fields: "Members of the following field have different
 shapes"). The SNodes a member is placed under describe its layout for ti.get_addr (its own place
-node, as in Taichi); members under pointer, bitmasked or dynamic nodes are refused (their cells
-would be activated apart from the other members', which one buffer cannot hold)."""
+node, as in Taichi; `_get_dynamic_index_stride()` their stride there); members under pointer,
+bitmasked or dynamic nodes are refused (their cells would be activated apart from the other
+members', which one buffer cannot hold)."""
 import numpy as np
 
 from ..errors import TaichiRuntimeError, UnsupportedError, VkdiffError, VkdiffValueError
@@ -36,6 +37,48 @@ def get_scalar_field(field, *indices):
     if comp not in members:
         members[comp] = MemberField(field, comp)
     return members[comp]
+
+
+def dynamic_index_stride(field):
+    """Taichi's `MatrixField._get_dynamic_index_stride()`: the byte distance between consecutive
+    members of a matrix field in Taichi's layout of the SNode tree (the layout ti.get_addr
+    reports, lang/snode_addr.py), or None where they are not evenly spaced there. Taichi's
+    algorithm (its issue 3810): below the nodes the members' paths share, every level must be a
+    dense node of the same cell size with the next level at the same offset in it, and the
+    members' offsets at the level where the paths part must step evenly. Taichi refuses a
+    run-time member index where this is None; vkdiff, whose members stay together in one buffer,
+    allows it."""
+    from ..errors import CompileError
+    from .snode_addr import _cell_layout
+    if not field.elem_shape:
+        raise VkdiffError(f'field {field.name} is a scalar field: it has no members')
+    n = field.ncomp
+    if n == 1:
+        return 0
+    if not field.__dict__.get('_placed_by_members'):
+        # placed as a whole (or not yet): consecutive places of one node, as Taichi's AOS
+        return field.dtype.nbytes if field._shape is not None else None
+    members = field.__dict__.get('_member_fields', {})
+    if any(not members.get(c) or not members[c].__dict__.get('_member_placed') for c in range(n)):
+        return None  # (Taichi refuses to materialize a field with unplaced members)
+    paths = [members[c].snode._path_from_root() for c in range(n)]
+    length = len(paths[0])
+    if any(len(p) != length for p in paths):
+        return None
+    depth = next(i for i in range(length) if any(p[i] is not paths[0][i] for p in paths))
+    if depth == 1:  # in different trees under ti.root: ti.get_addr gives each its own base
+        return None
+    try:
+        def offset(node):
+            return _cell_layout(node._parent)[0][id(node)]
+        for i in range(depth, length - 1):
+            if any(p[i]._kind != 'dense' or _cell_layout(p[i])[1] != _cell_layout(paths[0][i])[1]
+                   or offset(p[i + 1]) != offset(paths[0][i + 1]) for p in paths):
+                return None
+        steps = {offset(paths[c][depth]) - offset(paths[c - 1][depth]) for c in range(1, n)}
+    except (CompileError, UnsupportedError):  # a sparse node among the cells' children
+        return None
+    return steps.pop() if len(steps) == 1 else None
 
 
 class MemberField(Field):
@@ -129,12 +172,13 @@ class MemberField(Field):
 
     @state.synchronized
     def __setitem__(self, key, value):
-        el = self._member_of[key]
-        i, j = self._indices()
-        if len(self._member_of.elem_shape) == 1:
-            el[i] = value
-        else:
-            el[i, j] = value
+        """The element with this member replaced, written back whole (a dense, sparse or
+        chunk-pool matrix field alike)."""
+        p = self._member_of
+        el = p[key]
+        vals = np.array(el.to_list() if hasattr(el, 'to_list') else el, dtype=object).reshape(-1)
+        vals[self._comp] = value
+        p[key] = vals.reshape(p.elem_shape).tolist()
 
     @state.synchronized
     def to_numpy(self, dtype=None, keep_dims=False):

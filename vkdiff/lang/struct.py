@@ -15,7 +15,7 @@ from ..frontend.context import current, error
 from . import convert
 from .kernel import _BoundFunc, Template
 from .matrix import Matrix
-from ..frontend.lvalues import field_lvalue, new_local
+from ..frontend.lvalues import METHOD_NAMES, field_lvalue, new_local
 from .field import _caller_assignment_name, make_field
 
 
@@ -70,6 +70,7 @@ class StructType(Template):
         self.members = dict(members)
         self.methods = dict(methods or {})
         self.name = name
+        METHOD_NAMES.update(self.methods)
 
     def __call__(self, *args, **kwargs):
         """As Taichi: positional values fill the members in order, keywords by name, the rest
@@ -162,8 +163,8 @@ def struct(**members):
 
 def dataclass(cls):
     """`@ti.dataclass`: a StructType from the class's annotations; `@ti.func` methods defined in
-    the class can be called on its values (`p.kinetic()`); `self` is passed by value, as in Taichi:
-    assigning to `self.x` in a method changes the method's copy only."""
+    the class can be called on its values (`p.kinetic()`); `self` is a reference as in Taichi (a
+    ti.template()): `self.x = v` in a method changes the field element / local it was called on."""
     anns = getattr(cls, '__annotations__', {})
     if any(hasattr(cls, k) for k in anns):
         raise TaichiSyntaxError('Default value in @dataclass is not supported.')

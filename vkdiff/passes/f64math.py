@@ -114,8 +114,9 @@ class F64Ops:
     _opaque_count = 0
 
     def round(self, a):
-        """To nearest, ties to even, from floor: GLSL's f64 RoundEven is unreliable (Mesa 22.3.6 of
-        Debian's deb12u2 returns its input unchanged from about 2^26 on). Exact: a - floor(a) is."""
+        """To nearest, ties to even, from floor (the range reductions' own; GLSL's f64 RoundEven is
+        unreliable: Mesa 22.3.6 of Debian's deb12u2 returns its input unchanged from about 2^26
+        on; ti.round is optable._round_half_away). Exact: a - floor(a) is."""
         f = self.floor(a)
         d = self.sub(a, f)
         odd = self.ne(self.sub(f, self.mul(2.0, self.floor(self.mul(f, 0.5)))), 0.0)
@@ -500,10 +501,6 @@ def cos(b, x):
 
 def tan(b, x):
     return _trig(b, x, 'tan')
-
-
-def round(b, x):
-    return b.round(x)
 
 
 def log2(b, x):

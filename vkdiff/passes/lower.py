@@ -1,7 +1,7 @@
 """Pass: lowering before codegen. Ops whose op-table entry (vkdiff/optable.py) has an IR lowering
 for the statement's type are expanded in place: f64 transcendentals (which GLSL.std.450 does not
-provide) become vkdiff's own f64 implementations (passes/f64math.py), inlined as IR (also f64
-round, which drivers get wrong); a few f32 ops get an expansion where GLSL has no instruction."""
+provide) become vkdiff's own f64 implementations (passes/f64math.py), inlined as IR (also round,
+ties away from zero, which GLSL leaves to the driver); a few f32 ops get an expansion where GLSL has no instruction."""
 from .. import ir
 from .. import optable
 from .. import types as T
