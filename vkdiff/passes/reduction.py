@@ -5,7 +5,7 @@ in f32, inaccurate. In a task whose atomic adds have loop-invariant indices, eac
 a private accumulator (f64 where the device has it) over a contiguous chunk of iterations, the
 workgroup sums those in shared memory (`wg_sum`), each workgroup writes one partial, and a small
 serial task adds the partials in order and does a single atomic add: deterministic and exact to
-the last f32 rounding.
+the last f32 rounding (Taichi leaves the order of such adds unspecified).
 
 Atomic adds whose index varies (`x.grad[i] += ...` in an (i, j) loop) are accumulated per thread
 while the index stays the same, and flushed with one atomic when it changes ("segmented"); with
@@ -66,6 +66,11 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
             task.loop.attrs.get('block_dim'):  # ti.simt.block: iterations stay in their blocks
         return [task]
     cands = _candidates(task)
+    total = task.loop.args[0]
+    if total.op == 'const' and total.attrs['value'] <= 1:
+        return [task]  # `for _ in range(1)`: one invocation runs everything in order, in f32
+    owned = _owned_by_one_iteration(task.loop, cands)
+    cands = [s for s in cands if s not in owned]  # their adds stay atomics, in order
     if not cands:
         return [task]
     _hoist_invariant_loads(task)
@@ -392,6 +397,65 @@ def _finish_one(body, target, partials, acc_t, groups, base):
         p = b.emit('gload', acc_t, [loop], {'buf': partials, 'comp': 0})
         b.emit('store', None, [acc, b.add(b.emit('load', acc_t, [acc]), p)])
     _apply(body, target, b.emit('load', acc_t, [acc]), acc_t)
+
+
+def _index_key(x, loop):
+    """A structural name of index x as a function of the parallel loop variable: 'loop',
+    ('div', key, B), ('mod', key, B) (ndrange components; nested divisions flattened), a shift
+    by a constant keeps the key (injective); None for anything else."""
+    if x is loop:
+        return 'loop'
+    if x.op in ('floordiv', 'mod') and x.args[1].op == 'const' and x.args[1].attrs['value'] > 0:
+        inner, b = _index_key(x.args[0], loop), x.args[1].attrs['value']
+        if inner is None:
+            return None
+        if x.op == 'floordiv' and isinstance(inner, tuple) and inner[0] == 'div':
+            return ('div', inner[1], inner[2] * b)
+        return ('div' if x.op == 'floordiv' else 'mod', inner, b)
+    if x.op in ('add', 'sub') and len(x.args) == 2:
+        a, c = x.args
+        if c.op == 'const':
+            return _index_key(a, loop)
+        if a.op == 'const' and x.op == 'add':
+            return _index_key(c, loop)
+    return None
+
+
+def _determined(key, keys):
+    """Whether the values named by `keys` determine `key` (so distinct iterations of the loop
+    give distinct index tuples when key is 'loop')."""
+    if key in keys:
+        return True
+    for k in keys:
+        if isinstance(k, tuple) and k[0] == 'mod' and k[1] == key:
+            b = k[2]
+            div = ('div', key[1], key[2] * b) if isinstance(key, tuple) and key[0] == 'div' \
+                else ('div', key, b)
+            if _determined(div, keys):
+                return True
+    return False
+
+
+def _owned_by_one_iteration(loop, cands):
+    """The float atomic adds whose target element only one iteration of the parallel loop
+    touches: every atomic on the field in the loop has the same index tuple, and that tuple
+    determines the iteration (`row[i] += a[i, j]` in a serial j loop inside the loop over i).
+    Taichi runs their adds in order, with the field's rounding at every step: the reduction
+    pass leaves them alone (they are not contended)."""
+    by_buf = {}
+    for s in ir.walk(loop.blocks[0]):
+        if s.op == 'atomic':
+            by_buf.setdefault(s.buf, []).append(s)
+    owned = []
+    for s in cands:
+        if not s.buf.dtype.is_float:
+            continue  # integer sums do not depend on the order
+        keys = [tuple(_index_key(i, loop) for i in a.indices) for a in by_buf[s.buf]]
+        if None in keys[0] or any(k != keys[0] for k in keys) or \
+                not _determined('loop', set(keys[0])):
+            continue
+        owned.append(s)
+    return owned
 
 
 def _fresh_every_iteration(s, loop):
