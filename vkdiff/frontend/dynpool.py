@@ -12,7 +12,7 @@ from .. import types as T
 from ..lang import dynpool as D
 from ..lang import sparse as S
 from . import ops
-from .context import Value, current, emit
+from .context import Value, current, emit, error
 from .sparse import only_active
 
 
@@ -109,6 +109,9 @@ def address(field, indices, allocate):
     chunk id, once allocated, stays for the launch; a lookup that did not allocate is forgotten
     at the next allocation in the pool."""
     pool = D.pool_of(D.node_of(field))
+    if field not in pool.pools:
+        raise error(f'field {field.name} was placed in dynamic SNode {pool.node} after a kernel '
+                    'used the node: place every field of a dynamic node before the first kernel')
     em = current()
     memo = em.__dict__.setdefault('_dynpool_memo', {})
     key = (em.blocks[-1], pool, tuple(id(s) for s in indices))
