@@ -4,8 +4,10 @@
 in a serial inner loop where only iteration i touches row[i]. Expected: the sequential f32 sums
 numpy computes (Taichi 1.7.4 Vulkan's results; its CPU backend gives the same for the first)."""
 import numpy as np
+import pytest
 
 import vkdiff as ti
+from vkdiff.lang import compiled
 
 
 def _seq_f32(values, start=0.0):
@@ -58,17 +60,26 @@ def test_kernel_scope_local_in_serial_idiom_accumulates_in_f32():
     assert k() == _seq_f32(xs)
 
 
-def test_rows_owned_by_one_iteration_sum_in_order():
+@pytest.mark.parametrize('geometry', ['cpu', 'gpu'])
+def test_rows_owned_by_one_iteration_sum_in_order(geometry, monkeypatch):
+    """Summed per run in order from the element's value (one store per run), under both launch
+    geometries (test_reductions.py); `shared[i]` has two adds per iteration: left atomic."""
+    if geometry == 'gpu':
+        monkeypatch.setattr(compiled, '_is_cpu_driver', lambda rt: False)
+    ti.init()
     m, n = 8, 1000
     a = ti.field(ti.f32, shape=(m, n))
     row = ti.field(ti.f32, shape=m)
     cell = ti.field(ti.f32, shape=(m, 4))
+    shared = ti.field(ti.f32, shape=m)
 
     @ti.kernel
     def k():
         for i in range(m):
             for j in range(n):
                 row[i] += a[i, j]
+                shared[i] += a[i, j]
+                shared[i] -= 0.5
 
     @ti.kernel
     def k2():
@@ -80,10 +91,13 @@ def test_rows_owned_by_one_iteration_sum_in_order():
     vals[:, 0] = np.arange(m)  # row i: i + 1e8 + 1 + 1 + ...
     a.from_numpy(vals)
     row.from_numpy(np.full(m, 1.0e8, np.float32))
+    shared.from_numpy(np.full(m, 1.0e8, np.float32))
     cell.from_numpy(np.full((m, 4), 1.0e8, np.float32))
     k()
     k2()
     np.testing.assert_array_equal(row.to_numpy(), [_seq_f32(vals[i], 1.0e8) for i in range(m)])
+    inter = np.stack([vals, np.full_like(vals, -0.5)], axis=2).reshape(m, 2 * n)
+    np.testing.assert_array_equal(shared.to_numpy(), [_seq_f32(inter[i], 1.0e8) for i in range(m)])
     want = [[_seq_f32(vals[i] * (c + 1), 1.0e8) for c in range(4)] for i in range(m)]
     np.testing.assert_array_equal(cell.to_numpy(), np.array(want, np.float32))
 

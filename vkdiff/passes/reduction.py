@@ -70,8 +70,9 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
     if total.op == 'const' and total.attrs['value'] <= 1:
         return [task]  # `for _ in range(1)`: one invocation runs everything in order, in f32
     owned = _owned_by_one_iteration(task.loop, cands)
-    cands = [s for s in cands if s not in owned]  # their adds stay atomics, in order
-    if not cands:
+    cands = [s for s in cands if s not in owned]  # owned: summed in order, or left atomic
+    in_order = [s for s in owned if owned[s] and not _fresh_every_iteration(s, task.loop)]
+    if not cands and not in_order:
         return [task]
     _hoist_invariant_loads(task)
     if not task.loop.attrs.get('transposed'):
@@ -84,7 +85,7 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
     known = _known_total(loop) if one_group is not None else None
     loop.attrs['groups'] = groups
     uniform = [s for s in cands if all(_invariant(i, loop) for i in s.indices)]
-    blocked = cpu or len(uniform) < len(cands)
+    blocked = cpu or len(uniform) < len(cands) or bool(in_order)
     loop.attrs['blocked'] = blocked
     body = task.body
     pos = body.stmts.index(loop)
@@ -136,6 +137,8 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
     for s in cands:
         if s not in uniform and not _fresh_every_iteration(s, loop):
             pos = _segmented(task, s, pos)
+    for s in in_order:
+        pos = _segmented(task, s, pos, exclusive=True)
     if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
     return [task] + ([] if single else _finish_tasks(task, finishing, groups, direct))
@@ -440,13 +443,14 @@ def _owned_by_one_iteration(loop, cands):
     """The float atomic adds whose target element only one iteration of the parallel loop
     touches: every atomic on the field in the loop has the same index tuple, and that tuple
     determines the iteration (`row[i] += a[i, j]` in a serial j loop inside the loop over i).
-    Taichi runs their adds in order, with the field's rounding at every step: the reduction
-    pass leaves them alone (they are not contended)."""
+    Taichi runs their adds in order, with the field's rounding at every step: they are not
+    contended, so they are either left atomic or (value True: the only atomic on their element)
+    summed in order from the element's own value, with one store per run (_segmented)."""
     by_buf = {}
     for s in ir.walk(loop.blocks[0]):
         if s.op == 'atomic':
             by_buf.setdefault(s.buf, []).append(s)
-    owned = []
+    owned = {}
     for s in cands:
         if not s.buf.dtype.is_float:
             continue  # integer sums do not depend on the order
@@ -454,7 +458,7 @@ def _owned_by_one_iteration(loop, cands):
         if None in keys[0] or any(k != keys[0] for k in keys) or \
                 not _determined('loop', set(keys[0])):
             continue
-        owned.append(s)
+        owned[s] = sum(a.attrs['comp'] == s.attrs['comp'] for a in by_buf[s.buf]) == 1
     return owned
 
 
@@ -474,8 +478,11 @@ def _fresh_every_iteration(s, loop):
     return b is not None and b.owner is loop
 
 
-def _segmented(task, s, pos):
-    """Per-thread run-length accumulation of atomic adds whose index varies."""
+def _segmented(task, s, pos, exclusive=False):
+    """Per-thread run-length accumulation of atomic adds whose index varies. `exclusive`: the
+    element is this iteration's alone (_owned_by_one_iteration): a run starts from the element's
+    value and adds in order in the field's type (Taichi's sequential rounding), and ends with a
+    plain store."""
     body = task.body
     dt, target = s.buf.dtype, (s.buf, s.attrs['comp'], s.attrs['fn'])
     indices, v = s.indices, s.value_arg
@@ -485,30 +492,37 @@ def _segmented(task, s, pos):
     pro.append(ir.Stmt('store', None, [acc, pro.append(ir.const(0, dt))]))
     last = _LastIndex(pro, indices)
     pos = _insert(body, pos, pro.stmts)
-    # in the loop: if index != last: flush; last = index; acc = 0.   acc += v
+    # in the loop: if index != last: flush; last = index; acc = 0 (F[index]).   acc += v
     pre = ir.Block()
     changed = last.changed(pre)
-    then = _flush_block(acc, last.vars, dt, target)
+    then = _flush_block(acc, last.vars, dt, target, exclusive)
     last.remember(then)
-    then.append(ir.Stmt('store', None, [acc, then.append(ir.const(0, dt))]))
+    start = ir.Stmt('gload', dt, list(indices), {'buf': s.buf, 'comp': s.attrs['comp']}) \
+        if exclusive else ir.const(0, dt)
+    then.append(ir.Stmt('store', None, [acc, then.append(start)]))
     pre.append(ir.Stmt('if', None, [changed], blocks=[then, ir.Block()]))
-    new = pre.append(ir.Stmt('add', dt, [pre.append(ir.Stmt('load', dt, [acc])), v]))
+    op = s.attrs['fn'] if exclusive else 'add'  # (else the sum; the flush applies fn)
+    new = pre.append(ir.Stmt(op, dt, [pre.append(ir.Stmt('load', dt, [acc])), v]))
     _insert(s.parent, s.parent.stmts.index(s), pre.stmts)
     s.op, s.dtype, s.args, s.attrs = 'store', None, [acc, new], {}
     # after the loop: flush what is left
-    for st in _flush_block(acc, last.vars, dt, target).stmts:
+    for st in _flush_block(acc, last.vars, dt, target, exclusive).stmts:
         body.append(st)
     return pos
 
 
-def _flush_block(acc, last, dt, target):
-    """if the current run is valid (last index >= 0): atomic F[last] (+|-)= acc."""
+def _flush_block(acc, last, dt, target, exclusive=False):
+    """if the current run is valid (last index >= 0): atomic F[last] (+|-)= acc (exclusive:
+    F[last] = acc)."""
     field, comp, fn = target
     b = ir.Block()
     lv = [b.append(ir.Stmt('load', T.i32, [v])) for v in last]
     valid = b.append(ir.Stmt('ge', T.u1, [lv[0], b.append(ir.const(0, T.i32))]))
     inner = ir.Block()
     a = inner.append(ir.Stmt('load', dt, [acc]))
-    inner.append(ir.Stmt('atomic', dt, lv + [a], {'buf': field, 'comp': comp, 'fn': fn}))
+    if exclusive:
+        inner.append(ir.Stmt('gstore', None, lv + [a], {'buf': field, 'comp': comp}))
+    else:
+        inner.append(ir.Stmt('atomic', dt, lv + [a], {'buf': field, 'comp': comp, 'fn': fn}))
     b.append(ir.Stmt('if', None, [valid], blocks=[inner, ir.Block()]))
     return b
