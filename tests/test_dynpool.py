@@ -229,3 +229,26 @@ def test_struct_for_over_a_pooled_field_visits_list_elements_not_the_extent():
     m = sum(n * (n + 1) // 2 for n in lens)
     assert stats().to_numpy().tolist() == [s, sum(lens), m, 0]
     assert dn._pool_mode
+
+
+def test_a_read_after_a_write_in_a_branch_sees_the_new_chunk(monkeypatch):
+    # the frontend shares one chunk lookup among accesses to the same element in one block;
+    # a lookup made before the branch that allocated must not be reused after it
+    monkeypatch.setenv('VKDIFF_DYNAMIC_POOL', '1')
+    x = ti.field(ti.f32)
+    dn = ti.root.dense(ti.i, 2).dynamic(ti.j, 64, chunk_size=4)
+    dn.place(x)
+    out = ti.field(ti.f32, shape=2)
+
+    @ti.kernel
+    def k(c: ti.i32):
+        for i, j in ti.ndrange(2, (9, 10)):
+            a = x[i, j]
+            if c > i:
+                x[i, j] = 3.0 + i
+            out[i] = a * 10 + x[i, j]
+
+    k(1)
+    assert out.to_numpy().tolist() == [3.0, 0.0]
+    k(2)
+    assert out.to_numpy().tolist() == [33.0, 4.0]

@@ -118,3 +118,84 @@ def test_an_owned_atomic_with_a_known_value_returns_the_old_value():
     np.testing.assert_array_equal(old.to_numpy(), a)
     np.testing.assert_array_equal(x.to_numpy(), a + a + 1.0 - 0.25)
     assert 'atomic' not in k.ir(after='loop_limit')
+
+
+
+def _run_counter(n, shape, index_func, index_py):
+    """`v = x[idx]; x[idx] += 1` for every i in range(n), idx = index_func(i): every increment
+    counts, however many iterations share an element."""
+    x = ti.field(ti.i32, shape)
+    s = ti.field(ti.i32, ())
+
+    @ti.kernel
+    def k():
+        for i in range(n):
+            idx = index_func(i)
+            v = x[idx]
+            x[idx] += 1
+            s[None] += v * 0
+
+    k()
+    expect = np.zeros(shape, np.int64)
+    for i in range(n):
+        expect[index_py(i)] += 1
+    np.testing.assert_array_equal(x.to_numpy(), expect)
+
+
+@ti.func
+def _scaled_mod(i):
+    return ti.Vector([(2 * i) % 4, i // 4])
+
+
+@ti.func
+def _digit_scaled_mod(i):
+    return ti.Vector([((i % 4) * 2) % 4, i // 4])
+
+
+@ti.func
+def _scaled_floordiv(i):
+    return ti.Vector([i % 4, ((i * 2) // 4) % 2, i // 8])
+
+
+@ti.func
+def _unsigned_shift_mod(i):
+    return ti.Vector([ti.cast(ti.cast(i - 5, ti.u32) % ti.u32(3), ti.i32), i // 3])
+
+
+@ti.func
+def _plain_digits(i):
+    return ti.Vector([i % 4, i // 4])
+
+
+def test_scaled_digits_that_share_elements_stay_atomic():
+    """review2 defect 1: (k*i) % C with k and C not coprime, a scale before a floordiv, and a
+    shifted digit cast to unsigned before a modulus looked loop-unique (with i // C) and the
+    atomic became a store: 128 of 256 increments, Taichi 1.7.4 256."""
+    _run_counter(256, (4, 64), _scaled_mod, lambda i: ((2 * i) % 4, i // 4))
+    _run_counter(256, (4, 64), _digit_scaled_mod, lambda i: (((i % 4) * 2) % 4, i // 4))
+    _run_counter(256, (4, 2, 32), _scaled_floordiv, lambda i: (i % 4, ((i * 2) // 4) % 2, i // 8))
+    _run_counter(96, (3, 400), _unsigned_shift_mod, lambda i: (((i - 5) % 2**32) % 3, i // 3))
+
+
+def test_guarded_counter_with_a_shared_bucket():
+    """review2's lu4: `if cnt[b, r] < 100: cnt[b, r] += 1` with b = (i*4) % 8: four
+    iterations share each (b, r) (Taichi 1.7.4: 256 counted, 4 per element)."""
+    cnt = ti.field(ti.i32, (8, 32))
+
+    @ti.kernel
+    def k():
+        for i in range(256):
+            b = (i * 4) % 8
+            r = i // 8
+            if cnt[b, r] < 100:
+                cnt[b, r] += 1
+
+    k()
+    c = cnt.to_numpy()
+    assert c.sum() == 256
+    assert c[0, :4].tolist() == [4, 4, 4, 4] and c[4, :4].tolist() == [4, 4, 4, 4]
+
+
+def test_digits_of_the_loop_number_still_demote():
+    """x[i % 4, i // 4] is loop-unique: the load-then-add stays correct (each element once)."""
+    _run_counter(256, (4, 64), _plain_digits, lambda i: (i % 4, i // 4))

@@ -81,3 +81,30 @@ def test_template_func_argument_is_the_callers_variable():
 
     k(10)
     assert out.to_numpy().tolist() == [2, 5, 7, 13, 10]
+
+
+def test_static_list_of_fields_element_is_assignable():
+    """`fs = ti.static([a, b]); fs[j][i] += ...` (also `=` and ti.atomic_add): the element of
+    the field a compile-time index names, as reading it does (Taichi 1.7.4: a 250s, b 500s)."""
+    a = ti.field(ti.i32, shape=4)
+    b = ti.field(ti.i32, shape=4)
+    c = ti.field(ti.f32, shape=4)
+    d = ti.Vector.field(2, ti.f32, shape=4)
+
+    @ti.kernel
+    def k():
+        fs = ti.static([a, b])
+        for i in range(1000):
+            for j in ti.static(range(2)):
+                fs[j][i % 4] += j + 1
+        gs = ti.static((c, d))
+        for i in range(4):
+            gs[0][i] = i * 0.5
+            ti.atomic_add(gs[0][i], 1.0)
+            gs[1][i] = ti.Vector([i, -i])
+            gs[1][i][1] -= 1.0
+
+    k()
+    assert a.to_numpy().tolist() == [250] * 4 and b.to_numpy().tolist() == [500] * 4
+    assert c.to_numpy().tolist() == [1.0, 1.5, 2.0, 2.5]
+    assert d.to_numpy().tolist() == [[i, -i - 1.0] for i in range(4)]

@@ -18,7 +18,11 @@ def dynamic_layout(request, monkeypatch):
     """Dynamic nodes stored densely, or in chunks from the device allocator (lang/dynpool.py,
     which large nodes use): the same results either way."""
     monkeypatch.setenv('VKDIFF_DYNAMIC_POOL', '1' if request.param == 'pool' else '0')
-    return request.param
+    yield request.param
+    from vkdiff.lang.sparse import _nodes
+    for n in _nodes():  # the test ran on the layout it names (a pointer above: dense always)
+        if n._kind == 'dynamic' and not any(a._kind == 'pointer' for a in n._path_from_root()):
+            assert bool(n.__dict__.get('_pool_mode')) == (request.param == 'pool')
 
 
 def _count(f):

@@ -316,3 +316,91 @@ def test_dataclass_method_self_is_a_reference():
     k()
     assert ps.pos.to_numpy().tolist() == [[1.0, 2.0]] * 4
     np.testing.assert_allclose(out.to_numpy(), [[9.0, np.sqrt(5.0), 12.0]] * 4, rtol=1e-6)
+
+
+def test_template_references_by_keyword_ndarray_nested_struct_and_class_func():
+    """Keyword template arguments, ndarray elements, a nested struct's method called through a
+    template parameter, and a data_oriented class's func: all references (Taichi 1.7.4's
+    values, racehunt-style programs e2/e4 run under both)."""
+    @ti.dataclass
+    class B:
+        p: ti.math.vec2
+        v: ti.math.vec2
+        n: ti.i32
+
+        @ti.func
+        def step(self, dt):
+            self.p += self.v * dt
+            self.n += 1
+
+    P = B.field(shape=3)
+    x = ti.field(ti.f32, shape=(2, 3))
+    y = ti.field(ti.i32, shape=3)
+    out = ti.field(ti.f32, shape=3)
+
+    @ti.func
+    def setkw(e: ti.template(), val):
+        e = val
+
+    @ti.func
+    def move(q: ti.template()):
+        q.step(0.5)
+        q.step(0.5)
+
+    @ti.func
+    def scale(w: ti.template(), s):
+        w *= s
+
+    @ti.func
+    def readplus(e: ti.template()):
+        return e + 1
+
+    @ti.func
+    def inc(e: ti.template()):
+        e += 1
+
+    @ti.data_oriented
+    class C:
+        def __init__(self):
+            self.z = ti.field(ti.i32, shape=3)
+
+        @ti.func
+        def put(self, e: ti.template(), v):
+            e = v
+
+        @ti.kernel
+        def run(self):
+            for i in self.z:
+                self.put(self.z[i], i * 7)
+
+    @ti.kernel
+    def k():
+        for I in ti.grouped(x):
+            setkw(val=I[0] * 10 + I[1], e=x[I])
+        for i in P:
+            P[i].v = ti.Vector([1.0, 2.0])
+            move(P[i])
+            scale(P[i].p, 3.0)
+            out[i] = readplus(x[0, i] * 2)
+            ti.atomic_max(y[i], i)
+            setkw(y[i], readplus(y[i]))
+
+    @ti.kernel
+    def nd(a: ti.types.ndarray(), b: ti.types.ndarray(dtype=ti.math.vec2, ndim=1)):
+        for i in range(a.shape[0]):
+            setkw(a[i], i * 3)
+            inc(a[i])
+            setkw(b[i], ti.Vector([i, 2 * i]))
+            inc(b[i][1])
+
+    k()
+    assert x.to_numpy().tolist() == [[0, 1, 2], [10, 11, 12]]
+    assert P.p.to_numpy().tolist() == [[3, 6]] * 3 and P.n.to_numpy().tolist() == [2] * 3
+    assert out.to_numpy().tolist() == [1, 3, 5] and y.to_numpy().tolist() == [1, 2, 3]
+    c = C()
+    c.run()
+    assert c.z.to_numpy().tolist() == [0, 7, 14]
+    a, b = np.zeros(4, np.int32), np.zeros((4, 2), np.float32)
+    nd(a, b)
+    assert a.tolist() == [1, 4, 7, 10]
+    assert b.tolist() == [[0, 1], [1, 3], [2, 5], [3, 7]]

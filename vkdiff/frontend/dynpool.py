@@ -12,7 +12,7 @@ from .. import types as T
 from ..lang import dynpool as D
 from ..lang import sparse as S
 from . import ops
-from .context import Value, current, emit
+from .context import Value, current, emit, error
 from .sparse import only_active
 
 
@@ -104,12 +104,29 @@ def _take(pool, c):
 
 
 def address(field, indices, allocate):
-    """(pool Field, flat index stmt, valid Value) of field[indices] (index stmts)."""
+    """(pool Field, flat index stmt, valid Value) of field[indices] (index stmts). The members
+    of one struct element (the same index statements, in the same block) share one lookup: a
+    chunk id, once allocated, stays for the launch; a lookup that did not allocate is forgotten
+    at the next allocation in the pool."""
     pool = D.pool_of(D.node_of(field))
-    g = [g for g in S.guards_of(field) if g.kind == 'dynamic'][-1]
-    idx = [Value(s) if isinstance(s, ir.Stmt) else s for s in indices]
-    at, valid = slot(pool, g.cell_index(idx), g.position(idx), allocate)
-    return pool.pools[field], at.stmt, valid
+    if field not in pool.pools:
+        raise error(f'field {field.name} was placed in dynamic SNode {pool.node} after a kernel '
+                    'used the node: place every field of a dynamic node before the first kernel')
+    em = current()
+    memo = em.__dict__.setdefault('_dynpool_memo', {})
+    key = (em.blocks[-1], pool, tuple(id(s) for s in indices))
+    usable = em.at_index[-1] is None  # (emitting at a block's end: earlier values dominate)
+    hit = memo.get(key + (True,)) or (None if allocate else memo.get(key + (False,)))
+    if hit is None or not usable:
+        if allocate:
+            for k in [k for k in memo if k[1] is pool and not k[3]]:
+                del memo[k]
+        g = [g for g in S.guards_of(field) if g.kind == 'dynamic'][-1]
+        idx = [Value(s) if isinstance(s, ir.Stmt) else s for s in indices]
+        hit = slot(pool, g.cell_index(idx), g.position(idx), allocate)
+        if usable:
+            memo[key + (allocate,)] = hit + (indices,)  # (holds the statements alive)
+    return pool.pools[field], hit[0].stmt, hit[1]
 
 
 def load(elem, attrs):

@@ -124,6 +124,8 @@ class StatementBuilder:
                         return elem
             if isinstance(node.value, ast.Subscript):
                 base = self._compile_time_field(node.value)  # fields[k][i] with k static
+                if _is_struct_field(base):
+                    return base._lvalue(self.field_indices(base, key))
                 if base is not None:
                     return field_lvalue(base, self.field_indices(base, key))
             inner = self.lvalue(node.value)
@@ -146,16 +148,21 @@ class StatementBuilder:
         raise error(f'cannot assign to {ast.unparse(node)}')
 
     def _compile_time_field(self, node):
-        """The field a compile-time expression like `fields[k]` names, or None."""
+        """The field (or ndarray argument) a compile-time expression like `fields[k]` names
+        (`fields` a list, tuple or dict, also through ti.static), or None."""
         try:
             base = self(node.value)
         except CompileError:
             return None
+        if isinstance(base, Static):
+            base = base.value
         if isinstance(base, (list, tuple, dict)):
             k = self(node.slice)
+            if isinstance(k, Static):
+                k = k.value
             if not isinstance(k, Value):
                 v = base[k]
-                return v if isinstance(v, Field) else None
+                return v if isinstance(v, (Field, ArgArray)) or _is_struct_field(v) else None
         return None
 
     def build_AugAssign(self, node):

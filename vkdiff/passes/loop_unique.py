@@ -49,42 +49,53 @@ def _const_int(x):
 def _digit(x, loop, depth=0):
     """When x = shift + scale * ((lin // S) % C) of the loop's iteration number lin, with
     invariant shift and a nonzero constant scale: the digit (S, C) (C None: no modulus);
-    else None. The shift and scale do not matter for injectivity."""
+    else None. The shift and scale do not matter for injectivity once applied; a `//` or `%`
+    applies only to the digit itself (see _raw_digit)."""
+    d = _raw_digit(x, loop, depth)
+    return None if d is None else d[:2]
+
+
+def _raw_digit(x, loop, depth):
+    """(S, C, raw): the digit x holds, raw when x is exactly (lin // S) % C (nonnegative, no
+    shift, scale or wrapping cast applied). A `%` or `//` takes only a raw digit: after a scale
+    k, (k*lin) % C repeats when k and C share a factor and (2*lin)//4 is lin//2; after a shift
+    cast to unsigned, the 2**32 wrap breaks the residues (review2 defect 1)."""
     if x is loop:
-        return (1, None)
+        return (1, None, True)
     if depth > 8 or not x.dtype or not x.dtype.is_int:
         return None
     op, a = x.op, x.args
     if op == 'mod' or op == 'floordiv':
         c = _const_int(a[1])
-        d = _digit(a[0], loop, depth + 1)
-        if c is None or c <= 0 or d is None:
+        d = _raw_digit(a[0], loop, depth + 1)
+        if c is None or c <= 0 or d is None or not d[2]:
             return None
-        s, m = d
+        s, m, _ = d
         if op == 'mod':
             if m is not None and m % c != 0:
                 return None
-            return (s, c)
+            return (s, c, True)
         if m is not None:
             return None  # (lin // S % C) // c: not a digit of lin
-        return (s * c, None)
+        return (s * c, None, True)
     if op in ('add', 'sub'):
         pairs = [(a[0], a[1]), (a[1], a[0])] if op == 'add' else [(a[0], a[1])]
         for this, other in pairs:
-            d = _digit(this, loop, depth + 1)
+            d = _raw_digit(this, loop, depth + 1)
             if d is not None and _invariant(other, loop):
-                return d
+                return d[:2] + (False,)
         return None
     if op == 'mul':
         for this, other in ((a[0], a[1]), (a[1], a[0])):
             k = _const_int(other)
             if k:
-                d = _digit(this, loop, depth + 1)
+                d = _raw_digit(this, loop, depth + 1)
                 if d is not None:
-                    return d
+                    return d[:2] + (k == 1 and d[2],)
         return None
     if op == 'cast' and x.dtype.bits >= 32 and a[0].dtype is not None and a[0].dtype.is_int:
-        return _digit(a[0], loop, depth + 1)
+        d = _raw_digit(a[0], loop, depth + 1)
+        return d  # a raw digit is nonnegative and below 2**31: every cast keeps its value
     return None
 
 

@@ -5,7 +5,7 @@ in f32, inaccurate. In a task whose atomic adds have loop-invariant indices, eac
 a private accumulator (f64 where the device has it) over a contiguous chunk of iterations, the
 workgroup sums those in shared memory (`wg_sum`), each workgroup writes one partial, and a small
 serial task adds the partials in order and does a single atomic add: deterministic and exact to
-the last f32 rounding.
+the last f32 rounding (Taichi leaves the order of such adds unspecified).
 
 Atomic adds whose index varies (`x.grad[i] += ...` in an (i, j) loop) are accumulated per thread
 while the index stays the same, and flushed with one atomic when it changes ("segmented"); with
@@ -66,7 +66,13 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
             task.loop.attrs.get('block_dim'):  # ti.simt.block: iterations stay in their blocks
         return [task]
     cands = _candidates(task)
-    if not cands:
+    total = task.loop.args[0]
+    if total.op == 'const' and total.attrs['value'] <= 1:
+        return [task]  # `for _ in range(1)`: one invocation runs everything in order, in f32
+    owned = _owned_by_one_iteration(task.loop, cands)
+    cands = [s for s in cands if s not in owned]  # owned: summed in order, or left atomic
+    in_order = [s for s in owned if owned[s] and not _fresh_every_iteration(s, task.loop)]
+    if not cands and not in_order:
         return [task]
     _hoist_invariant_loads(task)
     if not task.loop.attrs.get('transposed'):
@@ -79,7 +85,7 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
     known = _known_total(loop) if one_group is not None else None
     loop.attrs['groups'] = groups
     uniform = [s for s in cands if all(_invariant(i, loop) for i in s.indices)]
-    blocked = cpu or len(uniform) < len(cands)
+    blocked = cpu or len(uniform) < len(cands) or bool(in_order)
     loop.attrs['blocked'] = blocked
     body = task.body
     pos = body.stmts.index(loop)
@@ -131,6 +137,8 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
     for s in cands:
         if s not in uniform and not _fresh_every_iteration(s, loop):
             pos = _segmented(task, s, pos)
+    for s in in_order:
+        pos = _segmented(task, s, pos, exclusive=True)
     if CACHE_LOADS and blocked:
         _cache_repeated_loads(task, pos)
     return [task] + ([] if single else _finish_tasks(task, finishing, groups, direct))
@@ -394,6 +402,66 @@ def _finish_one(body, target, partials, acc_t, groups, base):
     _apply(body, target, b.emit('load', acc_t, [acc]), acc_t)
 
 
+def _index_key(x, loop):
+    """A structural name of index x as a function of the parallel loop variable: 'loop',
+    ('div', key, B), ('mod', key, B) (ndrange components; nested divisions flattened), a shift
+    by a constant keeps the key (injective); None for anything else."""
+    if x is loop:
+        return 'loop'
+    if x.op in ('floordiv', 'mod') and x.args[1].op == 'const' and x.args[1].attrs['value'] > 0:
+        inner, b = _index_key(x.args[0], loop), x.args[1].attrs['value']
+        if inner is None:
+            return None
+        if x.op == 'floordiv' and isinstance(inner, tuple) and inner[0] == 'div':
+            return ('div', inner[1], inner[2] * b)
+        return ('div' if x.op == 'floordiv' else 'mod', inner, b)
+    if x.op in ('add', 'sub') and len(x.args) == 2:
+        a, c = x.args
+        if c.op == 'const':
+            return _index_key(a, loop)
+        if a.op == 'const' and x.op == 'add':
+            return _index_key(c, loop)
+    return None
+
+
+def _determined(key, keys):
+    """Whether the values named by `keys` determine `key` (so distinct iterations of the loop
+    give distinct index tuples when key is 'loop')."""
+    if key in keys:
+        return True
+    for k in keys:
+        if isinstance(k, tuple) and k[0] == 'mod' and k[1] == key:
+            b = k[2]
+            div = ('div', key[1], key[2] * b) if isinstance(key, tuple) and key[0] == 'div' \
+                else ('div', key, b)
+            if _determined(div, keys):
+                return True
+    return False
+
+
+def _owned_by_one_iteration(loop, cands):
+    """The float atomic adds whose target element only one iteration of the parallel loop
+    touches: every atomic on the field in the loop has the same index tuple, and that tuple
+    determines the iteration (`row[i] += a[i, j]` in a serial j loop inside the loop over i).
+    Taichi runs their adds in order, with the field's rounding at every step: they are not
+    contended, so they are either left atomic or (value True: the only atomic on their element)
+    summed in order from the element's own value, with one store per run (_segmented)."""
+    by_buf = {}
+    for s in ir.walk(loop.blocks[0]):
+        if s.op == 'atomic':
+            by_buf.setdefault(s.buf, []).append(s)
+    owned = {}
+    for s in cands:
+        if not s.buf.dtype.is_float:
+            continue  # integer sums do not depend on the order
+        keys = [tuple(_index_key(i, loop) for i in a.indices) for a in by_buf[s.buf]]
+        if None in keys[0] or any(k != keys[0] for k in keys) or \
+                not _determined('loop', set(keys[0])):
+            continue
+        owned[s] = sum(a.attrs['comp'] == s.attrs['comp'] for a in by_buf[s.buf]) == 1
+    return owned
+
+
 def _fresh_every_iteration(s, loop):
     """True if statement s (an access) runs at most once per iteration of the parallel loop
     (no serial loop around it inside the body) and indexes with the loop's own variable: its
@@ -410,8 +478,11 @@ def _fresh_every_iteration(s, loop):
     return b is not None and b.owner is loop
 
 
-def _segmented(task, s, pos):
-    """Per-thread run-length accumulation of atomic adds whose index varies."""
+def _segmented(task, s, pos, exclusive=False):
+    """Per-thread run-length accumulation of atomic adds whose index varies. `exclusive`: the
+    element is this iteration's alone (_owned_by_one_iteration): a run starts from the element's
+    value and adds in order in the field's type (Taichi's sequential rounding), and ends with a
+    plain store."""
     body = task.body
     dt, target = s.buf.dtype, (s.buf, s.attrs['comp'], s.attrs['fn'])
     indices, v = s.indices, s.value_arg
@@ -421,30 +492,37 @@ def _segmented(task, s, pos):
     pro.append(ir.Stmt('store', None, [acc, pro.append(ir.const(0, dt))]))
     last = _LastIndex(pro, indices)
     pos = _insert(body, pos, pro.stmts)
-    # in the loop: if index != last: flush; last = index; acc = 0.   acc += v
+    # in the loop: if index != last: flush; last = index; acc = 0 (F[index]).   acc += v
     pre = ir.Block()
     changed = last.changed(pre)
-    then = _flush_block(acc, last.vars, dt, target)
+    then = _flush_block(acc, last.vars, dt, target, exclusive)
     last.remember(then)
-    then.append(ir.Stmt('store', None, [acc, then.append(ir.const(0, dt))]))
+    start = ir.Stmt('gload', dt, list(indices), {'buf': s.buf, 'comp': s.attrs['comp']}) \
+        if exclusive else ir.const(0, dt)
+    then.append(ir.Stmt('store', None, [acc, then.append(start)]))
     pre.append(ir.Stmt('if', None, [changed], blocks=[then, ir.Block()]))
-    new = pre.append(ir.Stmt('add', dt, [pre.append(ir.Stmt('load', dt, [acc])), v]))
+    op = s.attrs['fn'] if exclusive else 'add'  # (else the sum; the flush applies fn)
+    new = pre.append(ir.Stmt(op, dt, [pre.append(ir.Stmt('load', dt, [acc])), v]))
     _insert(s.parent, s.parent.stmts.index(s), pre.stmts)
     s.op, s.dtype, s.args, s.attrs = 'store', None, [acc, new], {}
     # after the loop: flush what is left
-    for st in _flush_block(acc, last.vars, dt, target).stmts:
+    for st in _flush_block(acc, last.vars, dt, target, exclusive).stmts:
         body.append(st)
     return pos
 
 
-def _flush_block(acc, last, dt, target):
-    """if the current run is valid (last index >= 0): atomic F[last] (+|-)= acc."""
+def _flush_block(acc, last, dt, target, exclusive=False):
+    """if the current run is valid (last index >= 0): atomic F[last] (+|-)= acc (exclusive:
+    F[last] = acc)."""
     field, comp, fn = target
     b = ir.Block()
     lv = [b.append(ir.Stmt('load', T.i32, [v])) for v in last]
     valid = b.append(ir.Stmt('ge', T.u1, [lv[0], b.append(ir.const(0, T.i32))]))
     inner = ir.Block()
     a = inner.append(ir.Stmt('load', dt, [acc]))
-    inner.append(ir.Stmt('atomic', dt, lv + [a], {'buf': field, 'comp': comp, 'fn': fn}))
+    if exclusive:
+        inner.append(ir.Stmt('gstore', None, lv + [a], {'buf': field, 'comp': comp}))
+    else:
+        inner.append(ir.Stmt('atomic', dt, lv + [a], {'buf': field, 'comp': comp, 'fn': fn}))
     b.append(ir.Stmt('if', None, [valid], blocks=[inner, ir.Block()]))
     return b
