@@ -576,3 +576,23 @@ def test_scalar_and_matrix_field_classes_for_isinstance():
     fill()
     want = np.stack(np.meshgrid(np.arange(3), 10 * np.arange(4), indexing='ij'), -1)
     np.testing.assert_array_equal(v.to_numpy(), want)
+
+
+def test_ndarray_annotation_element_dim_takes_the_last_axes_as_the_element():
+    """`ti.types.ndarray(element_dim=1)` (DiffTaichi's diffmpm3d.py init(x_)): a numpy (n, 3)
+    array's rows are vectors, x_[i] a 3-vector, as in Taichi 1.7.4; element_dim=2: matrices."""
+    x = ti.Vector.field(3, ti.f32, shape=4)
+    m = ti.Matrix.field(2, 2, ti.f32, shape=3)
+
+    @ti.kernel
+    def init(x_: ti.types.ndarray(element_dim=1), m_: ti.types.ndarray(element_dim=2)):
+        for i in range(4):
+            x[i] = x_[i] * 2
+        for i in range(3):
+            m[i] = m_[i].transpose()
+
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 2, 2)
+    init(a, b)
+    np.testing.assert_array_equal(x.to_numpy(), 2 * a)
+    np.testing.assert_array_equal(m.to_numpy(), b.transpose(0, 2, 1))

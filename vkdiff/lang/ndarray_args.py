@@ -115,7 +115,7 @@ def _host_layout(ann, arr, name):
             raise NdarrayArgError(f'{bad} array has ndim={ann.ndim}, array with {len(shape)} '
                                   'dimensions is provided')
         return dt, shape, ()
-    k = len(ann.elem_shape) if ann.elem_shape else 0
+    k = len(ann.elem_shape) if ann.elem_shape else (ann.element_dim or 0)
     if len(shape) < k:
         raise NdarrayArgError(f'{bad} element_dim={k}, array with {len(shape)} dimensions is '
                               'provided')
