@@ -18,11 +18,11 @@ Kernel-argument arrays (two parameters may be one array), 8/16-bit and workgroup
 left alone. Runs after `reductions`."""
 from .. import ir
 from .loop_unique import loop_unique_buffers
+from .simplify import _resolve, replace_uses
 
 _ROLES = ('field', 'grad', 'dual', 'temp')
 _CLEARS = ('wg_sum', 'barrier', 'sg_reduce', 'sg_elect')
-_FN_OP = {'add': 'add', 'sub': 'sub', 'mul': 'mul', 'min': 'min', 'max': 'max', 'band': 'band',
-          'bor': 'bor', 'bxor': 'bxor'}
+_FN_OP = frozenset(('add', 'sub', 'mul', 'min', 'max', 'band', 'bor', 'bxor'))  # atomic fn = op
 
 
 def forward_globals(task):
@@ -31,16 +31,10 @@ def forward_globals(task):
         loop = task.loop
         if loop.attrs.get('block_dim'):
             return 0, 0  # ti.simt.block: shared memory and barriers, left as written
-        owned = loop_unique_buffers(task)
-    else:
-        loop = None
-        owned = None  # a serial task: every Buffer is its own
-    f = _Forwarder(owned)
+    f = _Forwarder(task)
     f.block(task.body, {})
     if f.replace:
-        for s in ir.walk(task.body):
-            if any(a in f.replace for a in s.args):
-                s.args = [f.resolve(a) for a in s.args]
+        replace_uses(task.body, f.replace)
         for s in f.dead:
             s.parent.stmts.remove(s)
     return len(f.dead), f.demoted
@@ -52,17 +46,25 @@ def _ok(buf):
 
 
 class _Forwarder:
-    def __init__(self, owned):
-        self.owned = owned      # Buffers no other invocation touches (None: all of them)
+    def __init__(self, task):
+        self.task = task
+        self._owned = ()        # not yet computed (most tasks never ask)
         self.keys = {}          # index statement -> structural key (value numbering)
         self.replace = {}       # removed gload -> the value it takes
         self.dead = []
         self.demoted = 0
 
     def resolve(self, a):
-        while a in self.replace:
-            a = self.replace[a]
-        return a
+        return _resolve(self.replace, a)
+
+    def owns(self, buf):
+        """No other invocation touches `buf` (a serial task: every Buffer is its own); the
+        loop-unique analysis runs the first time an atomic's old value is known."""
+        if self.task.kind != 'parallel':
+            return True
+        if self._owned == ():
+            self._owned = loop_unique_buffers(self.task)
+        return buf in self._owned
 
     # ---------------------------------------------------------------- keys
     def key(self, x, depth=0):
@@ -111,7 +113,7 @@ class _Forwarder:
         elif op == 'atomic' and s.buf is not None:
             e = self.element(s) if _ok(s.buf) else None
             old = facts.get(e) if e is not None else None
-            if old is not None and (self.owned is None or s.buf in self.owned) and \
+            if old is not None and self.owns(s.buf) and \
                     s.attrs.get('fn') in _FN_OP and old.dtype is s.dtype and \
                     not s.buf.is_bookkeeping:
                 self.demote(s, old)
@@ -143,7 +145,7 @@ class _Forwarder:
         """atomic(I, v) with the element's value `old` known -> new = old OP v; x[I] = new; the
         atomic's users read `old`."""
         parent = s.parent
-        new = ir.Stmt(_FN_OP[s.attrs['fn']], s.dtype, [old, self.resolve(s.value_arg)],
+        new = ir.Stmt(s.attrs['fn'], s.dtype, [old, self.resolve(s.value_arg)],
                       loc=s.loc)
         parent.insert(parent.stmts.index(s), new)
         self.replace[s] = old  # users of the atomic's result: the old value
