@@ -65,10 +65,10 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
     if task.kind != 'parallel' or task.loop.attrs.get('groups') or \
             task.loop.attrs.get('block_dim'):  # ti.simt.block: iterations stay in their blocks
         return [task]
-    cands = _candidates(task)
     total = task.loop.args[0]
     if total.op == 'const' and total.attrs['value'] <= 1:
         return [task]  # `for _ in range(1)`: one invocation runs everything in order, in f32
+    cands = _candidates(task)
     owned = _owned_by_one_iteration(task.loop, cands)
     cands = [s for s in cands if s not in owned]  # owned: summed in order, or left atomic
     in_order = [s for s in owned if owned[s] and not _fresh_every_iteration(s, task.loop)]
