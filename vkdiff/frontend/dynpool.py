@@ -13,16 +13,11 @@ from ..lang import dynpool as D
 from ..lang import sparse as S
 from . import ops
 from .context import Value, current, emit, error
-from .sparse import only_active
+from .sparse import _word, only_active
 
 
 def pooled(field):
     return D.node_of(field) is not None
-
-
-def _word(field, idx):
-    from .lvalues import FieldElem
-    return FieldElem(field, [ops.as_value(i, T.i32).stmt for i in idx])
 
 
 @contextlib.contextmanager

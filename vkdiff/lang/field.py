@@ -247,10 +247,12 @@ class Field(ir.ElementShape):
     def to_numpy(self, dtype=None, keep_dims=False):
         """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
         `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
-        a = dynpool.host_gather(self) if dynpool.node_of(self) is not None else \
-            self.storage.for_host_read().copy()
-        if guards_of(self):  # inactive cells read 0, as in Taichi
-            a *= host_active(self).reshape(self.shape + (1,) * len(self.elem_shape))
+        if dynpool.node_of(self) is not None:
+            a = dynpool.host_gather(self)  # inactive cells are 0 already
+        else:
+            a = self.storage.for_host_read().copy()
+            if guards_of(self):  # inactive cells read 0, as in Taichi
+                a *= host_active(self).reshape(self.shape + (1,) * len(self.elem_shape))
         es = self.elem_shape
         if len(es) == 1 and keep_dims:
             a = a.reshape(self.shape + (es[0], 1))
