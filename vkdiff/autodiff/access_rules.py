@@ -9,6 +9,8 @@ an in-place `*=`, `max=`... after a write is an error.
 Across the launches of a Tape: a launch that overwrites elements an earlier launch read.
 Bookkeeping Buffers (Buffer.is_bookkeeping: sparse activation masks and lengths, which a
 struct-for reads and a store sets) are not differentiable data and are left out, as in Taichi."""
+import collections
+
 from .. import ir
 from ..errors import AccessRuleError, located
 from ..passes.host_eval import host_eval, host_known
@@ -166,13 +168,13 @@ def launch_summary(inst, args, written=None):
     folded, accesses with the same pattern merged, each index made from kernel arguments is
     evaluated once per launch, and summaries are remembered by those values."""
     plan = _plan(inst)
-    dynamic, exprs, memo = plan[1:4]
+    dynamic, exprs, memo = plan.dynamic, plan.exprs, plan.memo
     vals = tuple([_safe_eval(x, args) for x in exprs]) if dynamic else ()
     key = (vals, written)
     out = memo.get(key)
     if out is None:
         val = dict(zip(exprs, vals))
-        writes, reads = plan[5]
+        writes, reads = plan.split
         # (an index pattern without run-time values is the plan's own tuple)
         out = ([(f, kind, tuple([val[x] if x.__class__ is ir.Stmt else x for x in idx])
                  if var else idx, s) for f, kind, idx, s, var in writes],
@@ -183,6 +185,12 @@ def launch_summary(inst, args, written=None):
             memo.clear()
         memo[key] = out
     return out
+
+
+# what launch_summary works out once per kernel instance: whether indices depend on kernel
+# arguments, those index expressions, summaries by their values, the Buffers written, and the
+# (writes, reads) entries each marked when its pattern holds run-time values
+_Plan = collections.namedtuple('_Plan', 'dynamic exprs memo written split')
 
 
 def _plan(inst):
@@ -211,15 +219,15 @@ def _plan(inst):
         # the writes and the reads, each marked when its index pattern holds run-time values
         split = tuple([e + (any(x.__class__ is ir.Stmt for x in e[2]),) for e in entries
                        if e[1] == kind] for kind in ('write', 'read'))
-        plan = inst._access_plan = (entries, dynamic, list(exprs.values()), {},
-                                    frozenset(e[0] for e in entries if e[1] == 'write'), split)
+        plan = inst._access_plan = _Plan(dynamic, list(exprs.values()), {},
+                                         frozenset(e[0] for e in entries if e[1] == 'write'), split)
     return plan
 
 
 def written_fields(inst):
     """The Buffers a kernel instance (anything with `.tasks`) may overwrite (not accumulate
     into)."""
-    return _plan(inst)[4]
+    return _plan(inst).written
 
 
 def _shape(x):
