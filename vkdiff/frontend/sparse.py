@@ -3,7 +3,6 @@ under pointer/bitmasked nodes also stores 1 into each ancestor's mask word (a dy
 atomic max of its length); a read under a dynamic node gives 0 past the list's length;
 struct-fors skip inactive cells; `ti.activate/deactivate/is_active/append/length` and the
 dynamic field methods `x[i].append(v)`, `x[i].length()`, `x[i].deactivate()`."""
-import ast
 import contextlib
 
 from .. import ir
@@ -272,48 +271,29 @@ def _full_index(node, leaf, cell, j):
     return out
 
 
-_METHODS = ('append', 'length', 'deactivate')
+METHODS = ('append', 'length', 'deactivate')
 
 
-def dynamic_method(fb, node):
-    """`x[i, j].append(v)` / `x.length()` / `x[i].deactivate()` on a field placed in a dynamic
-    node, called with one index fewer than the field has: (handled, result)."""
-    f = node.func
-    if not (isinstance(f, ast.Attribute) and f.attr in _METHODS):
-        return False, None
-    if isinstance(f.value, ast.Subscript):
-        base = _try(fb, f.value.value)
-        key = fb(f.value.slice) if base is not None else None
-        if key is None:
-            key = ()
-        key = list(key) if isinstance(key, tuple) else [key]
-    else:
-        base, key = _try(fb, f.value), []
+def dynamic_method(base, key, attr):
+    """`x[i, j].append`, `x.length`, `x[i].deactivate` (`base[key].attr`, key None for
+    `base.attr`) on a field placed in a dynamic node, named with one index fewer than the field
+    has: the method, as a function of the call's arguments; else None."""
     from .compiletime import _is_struct_field
     from ..lang.field import Field
-    if not (isinstance(base, Field) or _is_struct_field(base)):
-        return False, None
+    if attr not in METHODS or not (isinstance(base, Field) or _is_struct_field(base)):
+        return None
     try:
         dyn = base.parent()
     except Exception:
-        return False, None
+        return None
+    key = list(key) if isinstance(key, tuple) else [] if key is None else [key]
     if getattr(dyn, '_kind', None) != 'dynamic' or len(base.shape) != len(_flat(key)) + 1:
-        return False, None
-    args = [fb(a) for a in node.args]
-    if f.attr == 'append':
-        return True, append(dyn, key, *args)
-    if f.attr == 'length':
-        return True, length(dyn, key)
-    return True, deactivate(dyn, key)
+        return None
+    if attr == 'append':
+        return lambda *args: append(dyn, key, *args)
+    return lambda: (length if attr == 'length' else deactivate)(dyn, key)
 
 
 def _flat(key):
     from ..lang.matrix import Matrix
     return [e for k in key for e in (k.entries if isinstance(k, Matrix) else [k])]
-
-
-def _try(fb, node):
-    try:
-        return fb(node)
-    except Exception:
-        return None
