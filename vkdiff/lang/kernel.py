@@ -311,10 +311,10 @@ class Kernel:
         return tuple(key), runtime_args
 
     def instance(self, args):
-        if self._generation != state.generation:
+        if self._generation != (state.generation, state.kernel_epoch):
             self.instances.clear()
             self._template_refs = []
-            self._generation = state.generation
+            self._generation = (state.generation, state.kernel_epoch)
         key, runtime_args = self._key(args)
         inst = self.instances.get(key)
         if inst is None:
