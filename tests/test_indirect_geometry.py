@@ -14,6 +14,12 @@ from vkdiff.lang import state
 BOUNDS = (0, 1, 127, 128, 129, 10 ** 6)
 
 
+@pytest.fixture(autouse=True)
+def native_with_indirect():
+    if not state.runtime().can_indirect:
+        pytest.skip('the native module predates Batch.dispatch_indirect: rebuild it')
+
+
 @pytest.fixture(params=['gpu', 'cpu'])
 def geometry(request, monkeypatch):
     monkeypatch.setenv('VKDIFF_GEOMETRY', request.param)

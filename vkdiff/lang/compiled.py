@@ -89,6 +89,9 @@ class CompiledTask:
         """This task's geometry task, bound to the device, or None where the trip count depends
         on values only the task computes (passes/geometry.unsupported says which)."""
         if self._geometry is None:
+            if not state.runtime().can_indirect:  # a native module not rebuilt yet
+                self._geometry = False
+                return None
             made = compiler.geometry(self.code, self.push, self.options)
             self._geometry = False
             if made is not None:

@@ -111,6 +111,8 @@ class Runtime:
         # a native module built before Batch.wait (a checkout not rebuilt yet) only submits
         # and waits: every submission is then a sync point
         self.can_kick = hasattr(self.batch, 'wait')
+        # and one built before Batch.dispatch_indirect: run-time bounds use the host's geometry
+        self.can_indirect = hasattr(self.batch, 'dispatch_indirect')
         self.status_checks = []  # (Storage, check()): device status read back at every sync
 
     # -------------------------------------------------------------- recording
