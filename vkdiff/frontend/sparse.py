@@ -137,12 +137,18 @@ def activate(node, indices):
     idx = _index_list(node, indices, 'ti.activate', None)
     if node._kind not in S.SPARSE:
         return
-    for anc in node._path_from_root()[1:-1]:
-        if anc._kind in ('pointer', 'bitmasked'):
-            _set(anc, _rescaled(node, anc, idx), True)
+    _activate_ancestors(node, node, idx)
     if node._kind == 'dynamic':
         idx = idx if len(idx) == len(node.shape) else idx + [0]
     _set(node, idx, True)
+
+
+def _activate_ancestors(node, cell_node, idx):
+    """Activate the cells above `node` of its pointer/bitmasked ancestors that hold the cell
+    `idx` of `cell_node` (node itself, or a dynamic node's parent for the list at idx)."""
+    for anc in node._path_from_root()[1:-1]:
+        if anc._kind in ('pointer', 'bitmasked'):
+            _set(anc, _rescaled(cell_node, anc, idx), True)
 
 
 def deactivate(node, indices):
@@ -237,10 +243,7 @@ def append(node, indices, value):
     _dynamic(node, 'append')
     idx = _index_list(node, indices, 'ti.append', True)
     n = node.levels[-1][1]
-    container = node._parent
-    for anc in node._path_from_root()[1:-1]:  # the list's pointer/bitmasked ancestors
-        if anc._kind in ('pointer', 'bitmasked'):
-            _set(anc, _rescaled(container, anc, idx), True)
+    _activate_ancestors(node, node._parent, idx)  # (idx: the list's cell)
     k = _word(node._sparse_store, idx).atomic('add', 1)
     placed = [c for c in node._get_children() if c._kind == 'place' and
               (c._field is None or c._field.is_grad_of is None)]  # (not place(x, x.grad)'s)
