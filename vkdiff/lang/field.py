@@ -348,7 +348,9 @@ class Field(ir.ElementShape):
         if not isinstance(other, Field):
             raise VkdiffTypeError(f'copy_from: field {self.name} copies from another field, got '
                                   f'{type(other).__name__} (use from_numpy for arrays)')
-        self.from_numpy(other.to_numpy())
+        from .builtin_kernels import copy_field
+        if not copy_field(self, other):  # (one copy command on the device: no host sync)
+            self.from_numpy(other.to_numpy())
 
     def __repr__(self):
         return f'<vkdiff field {self.name}: {self.dtype} shape={self._shape} elem={self.elem_shape}>'

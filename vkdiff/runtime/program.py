@@ -10,7 +10,9 @@ Field memory: on unified-memory devices (CPU drivers such as lavapipe, integrate
 feature 'unified_memory') a field is one device-local buffer the host maps, so host reads and
 writes touch it directly: a read waits for the recorded and running commands only when they may
 write the field, a write when they use it at all (a write must not reach a command recorded before
-it). Elsewhere a field is a device buffer plus a staging copy, moved by upload/download commands."""
+it). Elsewhere a field is a device buffer plus a staging copy, moved by upload/download commands.
+Besides dispatches the batch records fills and copies (vkCmdFillBuffer / vkCmdCopyBuffer: field
+fills and gradient clearing need no shader); their hazards are tracked as a dispatch's."""
 import os
 import time
 
@@ -153,6 +155,38 @@ class Runtime:
         self.used.update(reads)  # (staged storages too: cheaper than sorting them out)
         self.used.update(writes)
         self.batch.dispatch(algo, groups, push)
+        self._recorded()
+
+    @property
+    def can_fill(self):
+        """Does the native module record fills and copies (one built before them does not)?"""
+        return hasattr(self.batch, 'fill')
+
+    def fill(self, st, word):
+        """Record vkCmdFillBuffer setting every 32-bit word of st's buffer to `word` (a transfer
+        write, ordered by the same barriers as dispatches). The whole buffer is written, so a
+        newer host copy is not uploaded first."""
+        st.state = 'device'
+        self._hazard((), (st,))
+        self.used.add(st)
+        self.batch.fill(st.buf, 0, st.nbytes, word)
+        self._recorded()
+
+    def copy(self, src, dst):
+        """Record vkCmdCopyBuffer of src's whole buffer into dst (same size, distinct)."""
+        if src.nbytes != dst.nbytes or src is dst:
+            raise RuntimeError_(f'copy between buffers of {src.nbytes} and {dst.nbytes} bytes')
+        if src.state == 'host':
+            self.upload(src)
+        dst.state = 'device'
+        self._hazard((src,), (dst,))
+        self.used.update((src, dst))
+        self.batch.copy(src.buf, dst.buf, 0, 0, src.nbytes)
+        self._recorded()
+
+    def _recorded(self):
+        """After a command is recorded: submit without waiting once recording has gone on for
+        KICK_SECONDS (or many commands are pending)."""
         now = time.perf_counter()
         if self.recording_since is None:
             self.recording_since = now

@@ -11,7 +11,7 @@
 //
 // Python objects: Device (holds a Ctx: instance, device, queue, kp::Manager),
 // Buffer (kp::Tensor), Algorithm (kp::Algorithm: pipeline + descriptor set),
-// Batch (kp::Sequence).
+// Batch (kp::Sequence: dispatches, barriers, fills and copies).
 //
 // Buffer memory. Where the host-visible coherent memory Kompute maps for a
 // kp::Tensor eHost is device-local too (unified memory: CPU drivers such as
@@ -136,6 +136,36 @@ struct OpCopy : kp::OpBase {
     {
         if (to_device) t->recordCopyFromStagingToDevice(cb);
         else t->recordCopyFromDeviceToStaging(cb);
+    }
+    void preEval(const vk::CommandBuffer&) override {}
+    void postEval(const vk::CommandBuffer&) override {}
+};
+
+// vkCmdFillBuffer / vkCmdCopyBuffer on Buffers' device-local buffers (transfer writes: the
+// Python layer orders them with Batch.barrier, whose global barrier covers the transfer stage).
+struct OpFill : kp::OpBase {
+    std::shared_ptr<kp::Tensor> t;
+    vk::DeviceSize offset, size;
+    uint32_t word;
+    OpFill(std::shared_ptr<kp::Tensor> t, vk::DeviceSize offset, vk::DeviceSize size, uint32_t word)
+      : t(std::move(t)), offset(offset), size(size), word(word) {}
+    void record(const vk::CommandBuffer& cb) override
+    {
+        cb.fillBuffer(t->constructDescriptorBufferInfo().buffer, offset, size, word);
+    }
+    void preEval(const vk::CommandBuffer&) override {}
+    void postEval(const vk::CommandBuffer&) override {}
+};
+
+struct OpCopyRegion : kp::OpBase {
+    std::shared_ptr<kp::Tensor> src, dst;
+    vk::BufferCopy region;
+    OpCopyRegion(std::shared_ptr<kp::Tensor> src, std::shared_ptr<kp::Tensor> dst, vk::BufferCopy region)
+      : src(std::move(src)), dst(std::move(dst)), region(region) {}
+    void record(const vk::CommandBuffer& cb) override
+    {
+        cb.copyBuffer(src->constructDescriptorBufferInfo().buffer,
+                      dst->constructDescriptorBufferInfo().buffer, region);
     }
     void preEval(const vk::CommandBuffer&) override {}
     void postEval(const vk::CommandBuffer&) override {}
@@ -477,6 +507,34 @@ struct PyBatch {
         s.record(op);
         bound = a.algo.get();
         pending++;
+    }
+    // Record vkCmdFillBuffer of `size` bytes at `offset` with the 32-bit `word` (both
+    // multiples of 4, within the Buffer's nbytes rounded up to 4).
+    void fill(PyBuffer& b, long long offset, long long size, uint32_t word)
+    {
+        if (b.ctx != ctx) fail("Buffer belongs to another Device");
+        check_range("fill", b, offset, size);
+        recording().record(std::make_shared<OpFill>(b.t, vk::DeviceSize(offset), vk::DeviceSize(size), word));
+        pending++;
+    }
+    // Record vkCmdCopyBuffer of `size` bytes from src at src_offset to dst at dst_offset.
+    void copy_region(PyBuffer& src, PyBuffer& dst, long long src_offset, long long dst_offset, long long size)
+    {
+        if (src.ctx != ctx || dst.ctx != ctx) fail("Buffer belongs to another Device");
+        check_range("copy", src, src_offset, size);
+        check_range("copy", dst, dst_offset, size);
+        if (&src == &dst && src_offset < dst_offset + size && dst_offset < src_offset + size)
+            fail("copy: the source and destination ranges overlap");
+        recording().record(std::make_shared<OpCopyRegion>(
+          src.t, dst.t, vk::BufferCopy(vk::DeviceSize(src_offset), vk::DeviceSize(dst_offset), vk::DeviceSize(size))));
+        pending++;
+    }
+    static void check_range(const char* what, const PyBuffer& b, long long offset, long long size)
+    {
+        uint64_t cap = (b.nbytes + 3) / 4 * 4;
+        if (offset < 0 || size <= 0 || offset % 4 || size % 4 || uint64_t(offset) + uint64_t(size) > cap)
+            fail(std::string(what) + ": offset " + std::to_string(offset) + " and size " + std::to_string(size) +
+                 " must be positive multiples of 4 within the buffer's " + std::to_string(cap) + " bytes");
     }
     void barrier()
     {
@@ -836,6 +894,11 @@ PYBIND11_MODULE(_vkrt, m)
       .def("download", [](PyBatch& s, PyBuffer& b) { s.copy(b, false); }, py::arg("buf"),
            "Record the copy of a Buffer to its staging memory (nothing when mapped).")
       .def("dispatch", &PyBatch::dispatch, py::arg("algo"), py::arg("groups_x"), py::arg("push"))
+      .def("fill", &PyBatch::fill, py::arg("buf"), py::arg("offset"), py::arg("size"), py::arg("word"),
+           "Record vkCmdFillBuffer: `size` bytes at `offset` (multiples of 4) set to the 32-bit `word`.")
+      .def("copy", &PyBatch::copy_region, py::arg("src"), py::arg("dst"), py::arg("src_offset"),
+           py::arg("dst_offset"), py::arg("size"),
+           "Record vkCmdCopyBuffer of `size` bytes (offsets and size multiples of 4).")
       .def("barrier", &PyBatch::barrier)
       .def("submit", &PyBatch::submit, py::arg("wait") = true)
       .def("wait", &PyBatch::wait)
