@@ -52,6 +52,21 @@ def native_runtime(fields):
     return rt if rt.can_fill else None
 
 
+_counted = {}  # the kernel instances the native commands stand for, this ti.init generation
+
+
+def _count_instance(key, refs):
+    """Taichi's get_num_compiled_functions() counts a fill / gradient-clearing kernel once per
+    field (per SNode group): a native command counts as the instance it stands for (Taichi's
+    own tests count them), once per key."""
+    if _counted.get('generation') != state.generation:
+        _counted.clear()
+        _counted['generation'] = state.generation
+    if key not in _counted:
+        _counted[key] = refs  # (keeps the fields alive: their ids stay theirs)
+        state.compiled_kernels += 1
+
+
 def fill(field, value):
     dt = field.dtype
     rt = native_runtime((field,))
@@ -59,6 +74,7 @@ def fill(field, value):
         word = fill_word(dt.np, value)
         if word is not None:
             rt.fill(field.storage, word)
+            _count_instance(('fill', id(field)), field)
             return
     key = (dt.name, len(field.shape) == 0)
     k = _fills.get(key)
@@ -89,6 +105,7 @@ def zero_fields(fields):
     if rt is not None:
         for f in fields:
             rt.fill(f.storage, 0)
+        _count_instance(('zero',) + tuple(map(id, fields)), fields)
         return
     (_zero_group0 if len(fields[0].shape) == 0 else _zero_group)(fields)
 
