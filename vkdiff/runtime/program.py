@@ -199,6 +199,12 @@ class Runtime:
             self.batch.submit(False)  # queued; the hazard sets still hold what it does
             self.recording_since = None
 
+    def kick(self):
+        """Submit what is recorded without waiting for it (nothing when nothing is pending)."""
+        if self.can_kick and self.batch.pending:
+            self.batch.submit(False)  # queued; the hazard sets still hold what it does
+            self.recording_since = None
+
     def flush(self):
         """Submit what is recorded and wait. Status fields written since the last sync (e.g. the
         loop-limit flag, the device log of kernel prints) are read back with it; their checks run

@@ -32,11 +32,14 @@
 #include <kompute/Manager.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
+#include <thread>
 
 namespace py = pybind11;
 
@@ -221,6 +224,7 @@ struct Ctx {
     bool has_budget = false;  // VK_EXT_memory_budget enabled
     bool mapped = false;  // Buffers are one mapped device-local buffer (unified memory)
     std::mutex queue_mutex;  // vkQueueSubmit needs external synchronisation
+    std::shared_mutex building;  // held shared while pipelines are made without the GIL; close() waits
     bool closed = false;
     std::vector<std::weak_ptr<kp::Tensor>> tensors;
     std::vector<std::weak_ptr<kp::Algorithm>> algos;
@@ -398,6 +402,7 @@ struct Ctx {
         if (closed) return;
         closed = true;
         if (!device) return;
+        std::unique_lock<std::shared_mutex> wait_builds(building);
         std::lock_guard<std::mutex> lock(queue_mutex);
         vkDeviceWaitIdle(*device);
         for (auto& w : seqs) if (auto s = w.lock()) s->destroy();
@@ -793,8 +798,15 @@ struct PyDevice {
         return b;
     }
 
-    std::shared_ptr<PyAlgorithm> algorithm(const std::vector<std::shared_ptr<PyBuffer>>& buffers,
-                                           const py::bytes& spirv, long long push_constant_bytes)
+    // What one pipeline is made of, checked and copied while the GIL is held.
+    struct AlgoSpec {
+        std::vector<std::shared_ptr<kp::Tensor>> tensors;
+        std::vector<uint32_t> words, push;
+        uint32_t push_bytes = 0;
+    };
+
+    AlgoSpec spec(const std::vector<std::shared_ptr<PyBuffer>>& buffers, const py::bytes& spirv,
+                  long long push_constant_bytes)
     {
         ctx->check_open();
         std::string code = spirv;
@@ -804,28 +816,101 @@ struct PyDevice {
             push_constant_bytes > ctx->limits.maxPushConstantsSize)
             fail("algorithm: push_constant_bytes=" + std::to_string(push_constant_bytes) +
                  " must be a multiple of 4 in [0, " + std::to_string(ctx->limits.maxPushConstantsSize) + "]");
-        std::vector<std::shared_ptr<kp::Tensor>> tensors;
+        AlgoSpec s;
         for (auto& b : buffers) {
             if (!b) fail("algorithm: buffers must not contain None");
             if (b->ctx != ctx) fail("algorithm: a Buffer belongs to another Device");
             if (b->t->memorySize() > ctx->limits.maxStorageBufferRange)
                 fail("algorithm: a buffer of " + std::to_string(b->t->memorySize()) +
                      " bytes exceeds maxStorageBufferRange " + std::to_string(ctx->limits.maxStorageBufferRange));
-            tensors.push_back(b->t);
+            s.tensors.push_back(b->t);
         }
-        if (tensors.empty()) {  // kp needs a descriptor; the shader ignores this one
+        if (s.tensors.empty()) {  // kp needs a descriptor; the shader ignores this one
             if (!ctx->dummy) ctx->dummy = ctx->tensor(4);
-            tensors.push_back(ctx->dummy);
+            s.tensors.push_back(ctx->dummy);
         }
-        std::vector<uint32_t> words(code.size() / 4);
-        std::memcpy(words.data(), code.data(), code.size());
-        std::vector<uint32_t> push(std::max<long long>(push_constant_bytes, 4) / 4, 0);
+        s.words.resize(code.size() / 4);
+        std::memcpy(s.words.data(), code.data(), code.size());
+        s.push.assign(std::max<long long>(push_constant_bytes, 4) / 4, 0);
+        s.push_bytes = uint32_t(push_constant_bytes);
+        return s;
+    }
+
+    // The pipeline (the driver compiles the shader here, or at the first dispatch), descriptor
+    // set and layouts: Vulkan calls on objects of its own only, so several run at once.
+    static std::shared_ptr<kp::Algorithm> build(const std::shared_ptr<vk::Device>& device, const AlgoSpec& s)
+    {
+        return std::make_shared<kp::Algorithm>(device, s.tensors, s.words, kp::Workgroup{1, 1, 1},
+                                               std::vector<uint32_t>{}, s.push);
+    }
+
+    std::shared_ptr<PyAlgorithm> wrap(std::shared_ptr<kp::Algorithm> algo, uint32_t push_bytes)
+    {
         auto a = std::make_shared<PyAlgorithm>();
         a->ctx = ctx;
-        a->algo = ctx->mgr->algorithm<uint32_t, uint32_t>(tensors, words, {1, 1, 1}, {}, push);
-        a->push_bytes = uint32_t(push_constant_bytes);
+        a->algo = std::move(algo);
+        a->push_bytes = push_bytes;
         ctx->track(ctx->algos, a->algo);
         return a;
+    }
+
+    std::shared_ptr<PyAlgorithm> algorithm(const std::vector<std::shared_ptr<PyBuffer>>& buffers,
+                                           const py::bytes& spirv, long long push_constant_bytes)
+    {
+        AlgoSpec s = spec(buffers, spirv, push_constant_bytes);
+        std::shared_ptr<kp::Algorithm> algo;
+        {
+            py::gil_scoped_release nogil;
+            std::shared_lock<std::shared_mutex> alive(ctx->building);
+            ctx->check_open();
+            algo = build(ctx->device, s);
+        }
+        return wrap(std::move(algo), s.push_bytes);
+    }
+
+    // Several pipelines, created on up to `threads` threads at once (0: one per core), without
+    // the GIL: a driver that compiles shaders in vkCreateComputePipelines compiles them in
+    // parallel. Items are (buffers, spirv, push_constant_bytes) as algorithm() takes them.
+    std::vector<std::shared_ptr<PyAlgorithm>> algorithms(const std::vector<py::tuple>& items, int threads)
+    {
+        std::vector<AlgoSpec> specs;
+        for (auto& it : items) {
+            if (it.size() != 3) fail("algorithms: each item is (buffers, spirv, push_constant_bytes)");
+            specs.push_back(spec(it[0].cast<std::vector<std::shared_ptr<PyBuffer>>>(), it[1].cast<py::bytes>(),
+                                 it[2].cast<long long>()));
+        }
+        std::vector<std::shared_ptr<kp::Algorithm>> made(specs.size());
+        {
+            py::gil_scoped_release nogil;
+            std::shared_lock<std::shared_mutex> alive(ctx->building);
+            ctx->check_open();
+            size_t n = threads > 0 ? size_t(threads) : std::max(1u, std::thread::hardware_concurrency());
+            n = std::min(n, specs.size());
+            std::atomic<size_t> next{0};
+            std::exception_ptr error;
+            std::mutex error_mutex;
+            auto work = [&] {
+                for (size_t i; (i = next++) < specs.size();) {
+                    try {
+                        made[i] = build(ctx->device, specs[i]);
+                    } catch (...) {
+                        std::lock_guard<std::mutex> lock(error_mutex);
+                        if (!error) error = std::current_exception();
+                    }
+                }
+            };
+            std::vector<std::thread> pool;
+            for (size_t t = 1; t < n; t++) pool.emplace_back(work);
+            work();  // this thread takes part
+            for (auto& t : pool) t.join();
+            if (error) {
+                for (auto& a : made) if (a) a->destroy();
+                std::rethrow_exception(error);
+            }
+        }
+        std::vector<std::shared_ptr<PyAlgorithm>> out;
+        for (size_t i = 0; i < made.size(); i++) out.push_back(wrap(std::move(made[i]), specs[i].push_bytes));
+        return out;
     }
 };
 
@@ -918,6 +1003,9 @@ PYBIND11_MODULE(_vkrt, m)
       .def("buffer", &PyDevice::buffer, py::arg("nbytes"))
       .def("algorithm", &PyDevice::algorithm, py::arg("buffers"), py::arg("spirv"),
            py::arg("push_constant_bytes"))
+      .def("algorithms", &PyDevice::algorithms, py::arg("items"), py::arg("threads") = 0,
+           "Several Algorithms from (buffers, spirv, push_constant_bytes) items, their pipelines "
+           "created on up to `threads` threads at once (0: one per core), without the GIL.")
       .def("batch", [](PyDevice& d) {
           d.ctx->check_open();
           auto b = std::make_shared<PyBatch>();
