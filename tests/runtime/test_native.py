@@ -517,6 +517,26 @@ def test_algorithms_made_together(dev):
     assert dev.algorithms([]) == []
 
 
+def test_prewarm(dev):
+    """Device.prewarm compiles shaders on a helper device's queue thread and returns at once;
+    the pipelines then work as before, and closing a device with prewarms queued or running
+    waits for none of them to finish (nor hangs)."""
+    n = 64
+    buf = dev.buffer(4 * n)
+    dev.prewarm([([buf], glsl(ADD), 8), ([buf, buf], glsl(READ), 0)])
+    add = dev.algorithm([buf], glsl(ADD), 8)
+    run(dev, (add, 1, struct.pack("<II", n, 3)), ("bar",), ("down", buf))
+    assert (u32(buf) == 3).all()
+    with pytest.raises(RuntimeError, match="SPIR-V"):
+        dev.prewarm([([buf], b"not spir-v at all...", 0)])
+    other = new_device()
+    b2 = other.buffer(16)
+    other.prewarm([([b2], glsl(ADD), 8), ([b2], glsl(WRITE), 0), ([b2, b2], glsl(READ), 0)])
+    other.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        other.prewarm([([b2], glsl(ADD), 8)])
+
+
 def test_errors_are_runtime_errors(dev):
     buf = dev.buffer(64)
     add = dev.algorithm([buf], glsl(ADD), 8)

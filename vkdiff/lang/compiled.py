@@ -103,6 +103,9 @@ def bind_tasks(rt, ctasks, push):
     else:
         for ct, item in todo:
             ct.algo = rt.device.algorithm(*item)
+    # the first task's shader is compiled by its own first dispatch; the others' meanwhile, last
+    # first, on a helper (lavapipe: Runtime.prewarm)
+    rt.prewarm([item for _, item in todo[:0:-1]])
 
 
 def _is_cpu_driver(rt):

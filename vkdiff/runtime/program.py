@@ -13,8 +13,10 @@ write the field, a write when they use it at all (a write must not reach a comma
 it). Elsewhere a field is a device buffer plus a staging copy, moved by upload/download commands.
 Besides dispatches the batch records fills and copies (vkCmdFillBuffer / vkCmdCopyBuffer: field
 fills and gradient clearing need no shader); their hazards are tracked as a dispatch's."""
+import atexit
 import os
 import time
+import weakref
 
 import numpy as np
 
@@ -89,6 +91,22 @@ class Storage:
         return self.host
 
 
+def _stop_prewarm(device_ref):
+    device = device_ref()
+    if device is not None:
+        device.stop_prewarm()
+
+
+def _prewarm_helps(rt):
+    """Lavapipe with Mesa's shader disk cache on, no validation layer (the helper device binds
+    placeholder buffers), a native module that prewarms, and VKDIFF_PREWARM not 0."""
+    off = ('1', 'true', 'yes')
+    return (os.environ.get('VKDIFF_PREWARM', '1') != '0' and hasattr(rt.device, 'prewarm')
+            and 'llvmpipe' in rt.name.lower() and not validation.enabled()
+            and os.environ.get('MESA_SHADER_CACHE_DISABLE', '').lower() not in off
+            and os.environ.get('MESA_GLSL_CACHE_DISABLE', '').lower() not in off)
+
+
 class Runtime:
     def __init__(self, device_index=0, disable_features=()):
         native = _load_native()
@@ -114,6 +132,7 @@ class Runtime:
         # and waits: every submission is then a sync point
         self.can_kick = hasattr(self.batch, 'wait')
         self.status_checks = []  # (Storage, check()): device status read back at every sync
+        self.prewarming = None  # does prewarm() help here? (decided at its first call)
 
     # -------------------------------------------------------------- recording
     def _hazard(self, reads, writes):
@@ -198,6 +217,19 @@ class Runtime:
                 return
             self.batch.submit(False)  # queued; the hazard sets still hold what it does
             self.recording_since = None
+
+    def prewarm(self, items):
+        """Pipelines made, not dispatched yet: (buffers, spirv, push size) items. On a driver that
+        compiles each shader at its first dispatch, one after another on its queue thread, and
+        keeps compiled shaders in an on-disk cache (lavapipe), the native module compiles these
+        meanwhile on a helper device's queue thread (Device.prewarm); their first dispatch here
+        then finds them in the cache. Nothing elsewhere, or with VKDIFF_PREWARM=0."""
+        if self.prewarming is None:
+            self.prewarming = _prewarm_helps(self)
+            if self.prewarming:  # at exit the helper stops before the driver's own teardown
+                atexit.register(_stop_prewarm, weakref.ref(self.device))
+        if self.prewarming and items:
+            self.device.prewarm(items)
 
     def kick(self):
         """Submit what is recorded without waiting for it (nothing when nothing is pending)."""

@@ -32,11 +32,13 @@
 #include <kompute/Manager.hpp>
 
 #include <algorithm>
+#include <condition_variable>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -632,14 +634,27 @@ struct PyBatch {
     }
 };
 
+struct Prewarmer;
+
 struct PyDevice {
     std::shared_ptr<Ctx> ctx;
     std::string name, api_version;
     uint32_t driver_version = 0, vendor_id = 0, subgroup_size = 0;
     std::map<std::string, bool> features;
     std::map<std::string, uint64_t> limits;
+    int index = 0;
+    std::vector<std::string> disabled;
+    std::unique_ptr<Prewarmer> prewarmer;  // made by the first prewarm()
 
-    PyDevice(int index, const std::vector<std::string>& disable)
+    ~PyDevice();
+    void close();
+    void stop_prewarm();
+    void prewarm(const std::vector<py::tuple>& items);
+
+    // `inst`: the shared VkInstance (given: a helper device made on another thread, without
+    // the GIL that guards shared_instance()).
+    PyDevice(int index, const std::vector<std::string>& disable, std::shared_ptr<Instance> inst = nullptr)
+      : disabled(disable)
     {
         for (auto& d : disable)
             if (std::find(kFeatureNames.begin(), kFeatureNames.end(), d) == kFeatureNames.end())
@@ -650,9 +665,10 @@ struct PyDevice {
             index = int(std::strtol(env, &end, 10));
             if (*end) fail(std::string("VKDIFF_DEVICE='") + env + "' is not a device index");
         }
+        this->index = index;
         ctx = std::make_shared<Ctx>();
         ctx->closed = true;  // until the VkDevice exists
-        ctx->owner = shared_instance();
+        ctx->owner = inst ? std::move(inst) : shared_instance();
         ctx->instance = std::make_shared<vk::Instance>(ctx->owner->handle);
         create(ctx->owner->handle, ctx->owner->api, index, off);
     }
@@ -914,6 +930,122 @@ struct PyDevice {
     }
 };
 
+// Prewarming for a driver that compiles a pipeline's shader at its first dispatch, on its queue's
+// one thread, one shader after another (lavapipe: LLVM, 10-30 ms a shader). A second VkDevice on
+// the same physical device has a queue thread of its own: a zero-workgroup dispatch of the same
+// pipeline there compiles the same shader at the same time, and the driver's on-disk shader cache
+// (Mesa's) hands the result to the first device's dispatch. Jobs run in the order given on one
+// worker thread (no Python objects, no GIL); whatever is not done yet when its pipeline's first
+// dispatch comes is compiled there as before (at worst twice: a cache miss).
+struct Prewarmer {
+    std::unique_ptr<PyDevice> helper;
+    std::shared_ptr<kp::Tensor> dummy;  // bound to every binding: nothing runs
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<PyDevice::AlgoSpec> jobs;
+    bool stop = false;
+    std::thread worker;
+
+    // The helper device is made on the worker thread (~10 ms on lavapipe), off the caller's path.
+    Prewarmer(int index, const std::vector<std::string>& disable, std::shared_ptr<Instance> inst)
+    {
+        worker = std::thread([this, index, disable, inst] {
+            try {
+                helper = std::make_unique<PyDevice>(index, disable, inst);
+                dummy = helper->ctx->tensor(4);
+            } catch (...) {
+                helper.reset();  // no helper: prewarm does nothing
+                return;
+            }
+            loop();
+        });
+    }
+
+    void add(std::vector<PyDevice::AlgoSpec>&& specs)
+    {
+        std::lock_guard<std::mutex> lock(m);
+        for (auto& s : specs) {
+            s.tensors.assign(s.tensors.size(), nullptr);  // the helper's placeholder, bound in loop()
+            jobs.push_back(std::move(s));
+        }
+        cv.notify_one();
+    }
+
+    void loop()
+    {
+        for (;;) {
+            PyDevice::AlgoSpec s;
+            {
+                std::unique_lock<std::mutex> lock(m);
+                cv.wait(lock, [this] { return stop || !jobs.empty(); });
+                if (stop) return;
+                s = std::move(jobs.front());
+                jobs.pop_front();
+            }
+            try {
+                for (auto& t : s.tensors) t = dummy;
+                auto algo = PyDevice::build(helper->ctx->device, s);
+                auto seq = helper->ctx->sequence();
+                auto op = std::make_shared<OpDispatch>();
+                op->algo = algo;
+                op->groups_x = 0;  // compiles the shader, runs nothing
+                op->push = s.push.data();
+                op->push_bytes = s.push_bytes;
+                seq->record(op);
+                helper->ctx->run(*seq);
+                seq->destroy();
+                algo->destroy();
+            } catch (...) {
+                // a prewarm is only a hint: the real pipeline reports its own errors
+            }
+        }
+    }
+
+    ~Prewarmer()
+    {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            stop = true;
+            jobs.clear();
+        }
+        cv.notify_one();
+        if (worker.joinable()) worker.join();
+        dummy.reset();
+        if (helper) helper->close();
+    }
+};
+
+PyDevice::~PyDevice() { prewarmer.reset(); }
+
+void PyDevice::stop_prewarm()
+{
+    if (prewarmer) {
+        py::gil_scoped_release nogil;  // (the worker finishes its current shader)
+        prewarmer.reset();
+    }
+}
+
+void PyDevice::close()
+{
+    stop_prewarm();
+    ctx->close();
+}
+
+// Queue the shaders of (buffers, spirv, push_constant_bytes) items to be compiled on a helper
+// device (see Prewarmer), in this order; returns at once.
+void PyDevice::prewarm(const std::vector<py::tuple>& items)
+{
+    ctx->check_open();
+    std::vector<AlgoSpec> specs;
+    for (auto& it : items) {
+        if (it.size() != 3) fail("prewarm: each item is (buffers, spirv, push_constant_bytes)");
+        specs.push_back(spec(it[0].cast<std::vector<std::shared_ptr<PyBuffer>>>(), it[1].cast<py::bytes>(),
+                             it[2].cast<long long>()));
+    }
+    if (!prewarmer) prewarmer = std::make_unique<Prewarmer>(index, disabled, ctx->owner);
+    prewarmer->add(std::move(specs));
+}
+
 std::vector<std::string> list_devices()
 {
     std::shared_ptr<Instance> inst;
@@ -1012,6 +1144,12 @@ PYBIND11_MODULE(_vkrt, m)
           b->ctx = d.ctx;
           return b;
       })
-      .def("close", [](PyDevice& d) { d.ctx->close(); })
+      .def("prewarm", &PyDevice::prewarm, py::arg("items"),
+           "Compile the shaders of (buffers, spirv, push_constant_bytes) items on a helper device's "
+           "queue thread, in this order, without waiting: for a driver that compiles at the first "
+           "dispatch and caches on disk (lavapipe), their first dispatch here then finds them compiled.")
+      .def("stop_prewarm", &PyDevice::stop_prewarm,
+           "Drop the prewarms not started, wait for the one running, close the helper device.")
+      .def("close", &PyDevice::close)
       .def("__repr__", [](const PyDevice& d) { return "<vkdiff Device '" + d.name + "' Vulkan " + d.api_version + ">"; });
 }
