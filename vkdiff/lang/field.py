@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import (FieldIndexError, IndexCountError, IndexTypeError, TaichiRuntimeError,
+from ..errors import (FieldIndexError, FieldOffsetError, IndexCountError, IndexTypeError, TaichiRuntimeError,
                       UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, state
 from .proxy import element
@@ -361,7 +361,7 @@ class Field(ir.ElementShape):
             offset = (int(offset),)
         offset = tuple(int(o) for o in offset)
         if len(offset) != len(self.shape):
-            raise VkdiffError(f'The dimensionality of shape and offset must be the same: field '
+            raise FieldOffsetError(f'The dimensionality of shape and offset must be the same: field '
                               f'{self.name} has shape {self.shape}, offset {offset}')
         self.offset = offset if any(offset) else None
         self.buffer.meta['offset'] = self.offset  # for kernel messages (passes/debug_checks.py)
@@ -464,7 +464,7 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
         raise TaichiRuntimeError(f'{dt} is not supported for field with `needs_grad=True` or '
                                  '`needs_dual=True`: gradients need a float field')
     if offset is not None and shape is None:
-        raise VkdiffValueError('shape cannot be None when offset is set')
+        raise FieldOffsetError('shape cannot be None when offset is set')
     f = Field(dt, shape, elem_shape, name or _caller_assignment_name())
     if offset is not None:
         f._set_offset(offset)
