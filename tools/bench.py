@@ -372,6 +372,9 @@ def compile_worker():
 
         def algorithm(self, *a):
             return timed('pipeline', self.d.algorithm)(*a)
+
+        def algorithms(self, *a):
+            return timed('pipeline', self.d.algorithms)(*a)
     rt.device = Device(rt.device)
     x = ti.field(ti.f32, shape=1024)
     y = ti.field(ti.f32, shape=1024)
@@ -510,6 +513,13 @@ def bench_compile_gravity(args):
         cases += [(label + '; driver cache cold', b, {**env, 'MESA_SHADER_CACHE_DIR': mesa}, 'mesa')
                   for label, b, env, cold in cases if cold == 'cold' or b == 'taichi'
                   and env.get('TI_OFFLINE_CACHE') == '0']
+        # the same without the helper device that compiles a kernel's other shaders meanwhile
+        # (lavapipe compiles each at its first dispatch, one after another: Runtime.prewarm)
+        first_cold = next(i for i, c in enumerate(cases) if c[3] == 'mesa')
+        cases.insert(first_cold + 1,
+                     ('vkdiff, SPIR-V cache cold, no prewarm (VKDIFF_PREWARM=0); driver cache cold',
+                      'vkdiff', {'VKDIFF_CACHE_DIR': spirv, 'VKDIFF_PREWARM': '0',
+                                 'MESA_SHADER_CACHE_DIR': mesa}, 'mesa'))
         for label, b, env, cold in cases:  # fill the warm caches (driver's included)
             gravity_first(script, b, env, TAICHI_PYTHON if b == 'taichi' else None)
         best = {}

@@ -20,7 +20,9 @@ The first frames/iterations (compilation) are not timed. Times are medians of th
 the ratio is Taichi's time over vkdiff's (> 1: vkdiff faster). The first iteration/frame is shown
 apart, wall and CPU time (the process's threads and children): with the compile caches as found
 (vkdiff's SPIR-V cache, Taichi's offline cache: warm after an earlier run), or with --cold empty
-(a fresh VKDIFF_CACHE_DIR; Taichi's offline_cache off); the driver's shader cache stays as found. Taichi is a benchmark-only
+(a fresh VKDIFF_CACHE_DIR; Taichi's offline_cache off; both with an empty MESA_SHADER_CACHE_DIR:
+lavapipe compiles each pipeline with LLVM at its first dispatch unless its shader cache,
+~/.cache/mesa_shader_cache, has it). Taichi is a benchmark-only
 reference installed in a side virtual environment (pip install taichi==1.7.4), never a vkdiff
 dependency; without it the table shows vkdiff alone.
 
@@ -176,13 +178,16 @@ def bytecode_env():
 
 def run_program(python, backend, kind, path, frames, skip, timeout=900, fp='f32',
                 arch='vulkan', cold=False):
-    """One program on one backend in a fresh process. cold: its compile cache empty (vkdiff: a
-    fresh VKDIFF_CACHE_DIR; Taichi: offline_cache off)."""
+    """One program on one backend in a fresh process. cold: its compile caches empty (vkdiff: a
+    fresh VKDIFF_CACHE_DIR; Taichi: offline_cache off; both: an empty MESA_SHADER_CACHE_DIR, the
+    driver's cache of compiled shaders, else ~/.cache/mesa_shader_cache: lavapipe compiles each
+    pipeline with LLVM at its first dispatch unless that cache has it)."""
     env = bytecode_env() if backend == 'vkdiff' else {}
     with tempfile.TemporaryDirectory(prefix='vkdiff-bench-cold') as d:
         if cold:
             env.update({'VKDIFF_CACHE_DIR': d} if backend == 'vkdiff' else
                        {'TI_OFFLINE_CACHE': '0'})
+            env['MESA_SHADER_CACHE_DIR'] = os.path.join(d, 'mesa')
         r = run_worker(python, [os.path.abspath(__file__), '--worker', backend, kind, path,
                                 str(frames), str(skip), fp, arch], backend,
                        os.path.dirname(path), timeout, env)
@@ -255,7 +260,8 @@ def main():
                     help='run vkdiff alone (Taichi only locates its examples)')
     ap.add_argument('--cold', action='store_true',
                     help='first iteration/frame with empty compile caches (a fresh '
-                         'VKDIFF_CACHE_DIR; Taichi offline_cache off)')
+                         'VKDIFF_CACHE_DIR; Taichi offline_cache off; both an empty '
+                         'MESA_SHADER_CACHE_DIR, the driver\'s shader cache)')
     ap.add_argument('--check', type=int, default=0, metavar='ITERS',
                     help='instead of timing: the own programs\' losses over ITERS iterations in '
                          'f64 and f32, vkdiff vs Taichi (see check())')
