@@ -12,7 +12,7 @@ from ..passes.host_eval import host_eval, host_known
 from .. import ir
 from ..errors import AutodiffError, KernelArgumentError, VkdiffError, located
 from . import binding, debug_status, device_log, loop_guard, state
-from .arg_binding import Launch, TaskArgs, arg_root
+from .arg_binding import Launch, TaskArgs, arg_root, pipeline
 from .convert import arg_converter
 
 
@@ -25,6 +25,7 @@ class CompiledTask:
         self.per_thread, self.min_groups = code.per_thread, code.min_groups
         self.cpu_driver = code.cpu_driver
         self.fields = code.buffers
+        self.texels = code.texels  # texel views bound after the buffers (codegen/memory.py)
         self.read_fields, self.write_fields = code.read_fields, code.write_fields
         self.total, self.local_size = code.total, code.local_size
         self.asm, self.binary = code.asm, code.binary
@@ -41,13 +42,13 @@ class CompiledTask:
 
     def bind(self, rt, push):
         if any(arg_root(b) is not None for b in self.fields):
-            self.args = TaskArgs(self.fields, self.read_fields, self.write_fields, push.size)
+            self.args = TaskArgs(self.fields, self.read_fields, self.write_fields, push.size,
+                                 self.texels)
             return
         self.reads = [binding.storage_for(b) for b in self.read_fields]
         self.writes = [binding.storage_for(b) for b in self.write_fields]
-        self.algo = rt.device.algorithm([binding.storage_for(b).buf for b in self.fields],
-                                        self.binary,
-                                        push.size)
+        self.algo = pipeline(rt, [binding.storage_for(b).buf for b in self.fields],
+                             self.binary, push.size, self.texels)
 
     def groups(self, args):
         """Workgroups for this launch, from the trip count when the host knows it (constants,
