@@ -381,3 +381,21 @@ def test_struct_for_over_a_parent_snode_visits_its_cells():
     np.testing.assert_array_equal(x.to_numpy(), want + 10)
     z = ti.field(ti.f32, shape=(4, 5))  # a field made with shape= sits in one dense under root
     assert z.parent().shape == (4, 5) and z.parent(2) is ti.root
+
+
+def test_literals_follow_default_fp_and_default_ip():
+    """With ti.init(default_fp=ti.f64, default_ip=ti.i64), `f32_value * 1.1` is an f64 product
+    and `i32_value + 1` an i64 sum, as in Taichi 1.7.4 (CPU printed [1.1, 2147483648.0, -1.0,
+    0.3333333333333333, 4294967294.0]); vkdiff computed them in f32 / i32
+    (1.100000023841858, -2147483648, 4294967295, 0.3333333432674408, -2)."""
+    ti.init(default_fp=ti.f64, default_ip=ti.i64)
+    f, i, u = ti.field(ti.f32, 1), ti.field(ti.i32, 1), ti.field(ti.u32, 1)
+    f[0], i[0], u[0] = 1.0, 2**31 - 1, 0
+
+    @ti.kernel
+    def k() -> ti.types.vector(6, ti.f64):
+        a = f[0]
+        a += 0.1  # computed in f64, stored back into the f32 local
+        return ti.Vector([f[0] * 1.1, i[0] + 1, u[0] - 1, f[0] / 3, i[0] * 2, a], ti.f64)
+
+    assert k().to_list() == [1.1, 2**31, -1, 1 / 3, 2**32 - 2, float(np.float32(1.1))]

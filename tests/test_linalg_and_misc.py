@@ -44,12 +44,44 @@ def test_polar_svd_eig_2x2():
     np.testing.assert_allclose(Us @ sg @ Vs.transpose(0, 2, 1), As, atol=1e-10)
     ref = np.linalg.svd(As, compute_uv=False)
     d = np.stack([sg[:, 0, 0], sg[:, 1, 1]], 1)
-    # vkdiff (like Taichi) keeps det(U) = det(V) = +1, so the smaller value may carry the sign
-    np.testing.assert_allclose(np.abs(d), ref, atol=1e-10)
+    np.testing.assert_allclose(d, ref, atol=1e-10)  # both >= 0, as in Taichi
     sym = As + As.transpose(0, 2, 1)
     e, q = ev.to_numpy(), Q.to_numpy()
     np.testing.assert_allclose(e, np.linalg.eigvalsh(sym)[:, ::-1], atol=1e-10)
     np.testing.assert_allclose(sym @ q, q * e[:, None, :], atol=1e-9)
+
+
+@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+def test_polar_and_svd_2x2_with_negative_determinant_and_zero(dt):
+    """Taichi 1.7.4's 2x2 polar decomposition: for det(A) < 0, U is a reflection and P stays
+    positive semi-definite (U = B / sqrt|det B| with B = [[a-d, b+c], [c+b, d-a]], P = (A^T A +
+    |det A| I) / sqrt|det B|), so svd's singular values are both >= 0; the zero matrix gives
+    (I, 0). vkdiff returned a rotation with an indefinite P (P[1, 1] = -0.97 for Taichi's
+    1.23 on one matrix), a negative singular value, and NaN for the zero matrix."""
+    A = ti.Matrix.field(2, 2, dt, shape=2)
+    U = ti.Matrix.field(2, 2, dt, shape=2)
+    P = ti.Matrix.field(2, 2, dt, shape=2)
+    sig = ti.Matrix.field(2, 2, dt, shape=2)
+
+    @ti.kernel
+    def k():
+        for i in A:
+            u, p = ti.polar_decompose(A[i])
+            U[i] = u
+            P[i] = p
+            _, s, _ = ti.svd(A[i])
+            sig[i] = s
+
+    A.from_numpy(np.array([[[1.0, 2.0], [3.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]]]))
+    k()
+    tol = 1e-6 if dt == ti.f32 else 1e-12
+    h = np.sqrt(34.0)
+    np.testing.assert_allclose(U.to_numpy()[0], np.array([[-3.0, 5.0], [5.0, 3.0]]) / h, atol=tol)
+    np.testing.assert_allclose(P.to_numpy()[0], np.array([[12.0, 14.0], [14.0, 22.0]]) / h,
+                               atol=tol * 10)
+    sv = np.linalg.svd(np.array([[1.0, 2.0], [3.0, 4.0]]), compute_uv=False)
+    np.testing.assert_allclose(np.diag(sig.to_numpy()[0]), sv, rtol=tol * 10)
+    assert U.to_numpy()[1].tolist() == [[1, 0], [0, 1]] and P.to_numpy()[1].tolist() == [[0, 0], [0, 0]]
 
 
 def test_polar_decompose_is_differentiable():

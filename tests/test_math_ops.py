@@ -366,3 +366,21 @@ def test_floor_and_ceil_take_taichis_dtype_argument():
     assert k(1.3) == 3 * 100 + 1 * 10 - 1
     assert ti.floor(2.5, int) == 2 and isinstance(ti.floor(2.5, int), int)
     assert ti.math.ceil(ti.Vector([1.2, -2.5]), int).to_list() == [2, -2]
+
+
+@pytest.mark.parametrize('dt,npd', [(ti.f32, np.float32), (ti.f64, np.float64)])
+def test_float_pow_edge_cases_follow_c_pow(dt, npd):
+    """x ** y with a run-time float exponent follows C's pow (Taichi 1.7.4 CPU printed numpy's
+    values for all of these): a negative base with an integral exponent, a zero base with a
+    negative exponent (+-inf), 0 ** 0 and 1 ** nan are 1. In f32 vkdiff used GLSL's Pow
+    (undefined there) and gave [0, 0, 0, 0, nan, nan, nan, nan, nan, 0, 0, 0]."""
+    a = np.array([0.0, -0.0, 0.0, -0.0, -8.0, -2.0, -2.0, 1.0, -1.0, 0.0, -0.0, 2.0, -3.0,
+                  0.5, -0.5, 4.0, -np.inf, -np.inf, -np.inf, -np.inf, -0.5, -2.0, np.nan], npd)
+    e = np.array([-1.5, -3.0, -2.0, 3.0, 3.0, -2.0, 0.5, np.nan, np.inf, 0.0, 1.0, -np.inf,
+                  2**25, np.inf, -np.inf, 0.5, 3.0, 0.5, -3.0, -2.0, np.inf, np.inf, 0.0], npd)
+    with np.errstate(all='ignore'):
+        want = np.power(a, e)
+    got = _run_binary(dt, a, e, lambda x, y: x ** y)
+    np.testing.assert_array_equal(got, want)
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))

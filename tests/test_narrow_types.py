@@ -144,3 +144,81 @@ def test_restoring_the_same_value_is_never_seen_as_another():
         k()
     assert cnt[None] == 0
     assert flag.to_numpy().tolist() == [1] * c
+
+
+def test_narrow_kernel_arguments_compute_in_their_own_type():
+    """An 8/16-bit scalar, vector or argpack-member argument is a value of that type in the
+    kernel: arithmetic on it wraps / rounds as on a field element (Taichi 1.7.4 CPU printed
+    [255, 16, 1.208984375, 24464, 14464, 2.41796875, 255, 1.099609375, 1.099609375]; these
+    were 4294967295, 10000, 1.21, 90000, 80000, 2.42, 4294967295, 1.1, 1.1)."""
+    r = ti.field(ti.f64, 9)
+
+    @ti.kernel
+    def k(a: ti.u8, b: ti.i8, c: ti.f16, d: ti.i16, e: ti.u16,
+          v: ti.types.vector(2, ti.f16), w: ti.types.vector(2, ti.u8)):
+        r[0] = a - ti.u8(1)
+        r[1] = b * b
+        r[2] = c * c
+        r[3] = d * d
+        r[4] = e + e
+        r[5] = v[0] * v[1]
+        r[6] = w[0] - w[1]
+        r[7] = c
+        r[8] = v[0]
+
+    k(0, 100, 1.1, 300, 40000, ti.Vector([1.1, 2.2]), ti.Vector([3, 4]))
+    h = np.float16
+    assert r.to_numpy().tolist() == [255, 16, float(h(1.1) * h(1.1)), 24464, 14464,
+                                     float(h(1.1) * h(2.2)), 255, float(h(1.1)), float(h(1.1))]
+
+    @ti.kernel
+    def ret(a: ti.f16) -> ti.f32:
+        return a
+
+    assert ret(1.1) == float(h(1.1))
+    pack = ti.types.argpack(x=ti.u8, y=ti.f16)
+
+    @ti.kernel
+    def p(q: pack) -> ti.f32:
+        return (q.x - ti.u8(1)) + q.y
+
+    assert p(pack(x=0, y=0.1)) == 255.125  # u8 + f16 is f16 (Taichi: 255.125)
+
+
+def test_python_literals_take_the_default_types_as_in_taichi():
+    """A Python number next to a kernel value is a default_ip / default_fp constant promoted
+    with it (Taichi 1.7.4's rule): u8 - 1 is the i32 -1, i8 * 2 is 200, f16 * 1.1 is f32,
+    u8 < 300 compares in i32. vkdiff gave 255, -56, 1.208984375 and False (the literal took
+    the narrow type). Taichi CPU printed [-1, 200, 1.2095703, -5536+65536, 2.099609375, 1, 2]."""
+    x, y, h, s = (ti.field(t, 1) for t in (ti.u8, ti.i8, ti.f16, ti.i16))
+    x[0], y[0], h[0], s[0] = 0, 100, 1.1, 300
+
+    @ti.kernel
+    def k() -> ti.types.vector(7, ti.f64):
+        return ti.Vector([x[0] - 1, y[0] * 2, h[0] * 1.1, s[0] * 200, h[0] + 1,
+                          x[0] < 300, 1 << (x[0] + ti.u8(1))], ti.f64)
+
+    got = k().to_list()
+    assert got == [-1, 200, float(np.float32(np.float16(1.1)) * np.float32(1.1)), 60000,
+                   float(np.float16(np.float16(1.1) + np.float16(1))), 1, 2]
+
+
+def test_f16_parallel_sum_rounds_every_add():
+    """`f[0] += 1.12` over 1000 parallel iterations into an f16 field rounds at every add, as
+    Taichi's f16 atomics do: the sum stalls past 1024 (spacing 1) at 1029, the serial loop's
+    value (Taichi 1.7.4 CPU: [1029, 1029, 1029]). vkdiff's reduction pass summed in a wider
+    accumulator: 1120 (test_f16.py::test_atomic_add_f16)."""
+    f = ti.field(ti.f16, shape=3)
+
+    @ti.kernel
+    def foo():
+        for i in range(1000):
+            f[0] += 1.12
+        for _ in range(1):
+            for i in range(1000):
+                f[1] = f[1] + 1.12
+        for i in range(1000):
+            ti.atomic_add(f[2], ti.f16(1.12))
+
+    foo()
+    assert f.to_numpy().tolist() == [1029, 1029, 1029]

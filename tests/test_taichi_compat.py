@@ -373,6 +373,35 @@ def test_fields_builder_places_fields_and_destroys_them():
     assert x.to_numpy().tolist() == [1, 1, 1]  # fields of other trees are untouched
 
 
+def test_destroying_a_tree_recompiles_kernels_that_captured_its_fields():
+    """A data-oriented object's kernel reads `self.x`; after the tree holding x is destroyed and
+    a new x is placed, the next launch uses the new field (Taichi's SNodeTree.destroy clears the
+    compiled kernels). vkdiff kept the kernel compiled for the destroyed field and wrote
+    nothing: [0]*8 instead of Taichi's [0, 2, 4, ..., 14] (test_classfunc.py::
+    test_class_with_field)."""
+    @ti.data_oriented
+    class A:
+        def init(self):
+            self.x = ti.field(int)
+            fb = ti.FieldsBuilder()
+            fb.dense(ti.i, 8).place(self.x)
+            self.tree = fb.finalize()
+
+        @ti.kernel
+        def k(self, m: int):
+            for i in range(8):
+                self.x[i] = m * i
+
+    a = A()
+    a.init()
+    a.k(1)
+    assert a.x.to_numpy().tolist() == list(range(8))
+    a.tree.destroy()
+    a.init()
+    a.k(2)
+    assert a.x.to_numpy().tolist() == [2 * i for i in range(8)]
+
+
 def test_to_numpy_keep_dims_and_vector_shapes_from_numpy():
     v = ti.Vector.field(3, ti.i32, shape=(2, 4))
     m = ti.Matrix.field(3, 1, ti.f32, shape=2)

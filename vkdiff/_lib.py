@@ -11,6 +11,13 @@ def get_max_num_indices():
     return MAX_NUM_INDICES
 
 
-# `except ti._lib.core.TaichiRuntimeError`: the class Taichi's native module raises
+def with_vulkan():
+    """vkdiff always runs on Vulkan (ggui examples: `ti.vulkan if ti._lib.core.with_vulkan()`)."""
+    return True
+
+
+# `except ti._lib.core.TaichiRuntimeError`: the class Taichi's native module raises;
+# GGUI_AVAILABLE: ti.ui is vkdiff's CPU-rasterised GGUI (vkdiff/ui), always there
 core = _types.SimpleNamespace(get_max_num_indices=get_max_num_indices,
-                              TaichiRuntimeError=TaichiRuntimeError)
+                              TaichiRuntimeError=TaichiRuntimeError, with_vulkan=with_vulkan,
+                              GGUI_AVAILABLE=True)

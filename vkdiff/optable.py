@@ -133,6 +133,26 @@ def _pow_rules():
     return jvp, lambda b, a, y, g: [g * dx(b, *a), g * (y * b.log(a[0]))]
 
 
+def _pow_f32(b, x, y):
+    """C's pow (Taichi's) around GLSL's Pow, which is defined only for x > 0: a negative base
+    with an integral exponent takes the sign of an odd power, +-0 gives +-0 or +-inf, and
+    y == 0 or x == 1 give 1 (NaN included); a finite negative base with a non-integral y is
+    NaN. |x| ** y is Pow's (+-inf exponents included: floor(inf) == inf counts as even)."""
+    ax = b.abs(x)
+    r = b.pow(ax, y)
+    integral = b.eq(b.floor(y), y)
+    half = y * 0.5
+    odd = b.land(integral, b.ne(b.floor(half), half))
+    zero = b.select(b.lt(y, 0.0), float('inf'), 0.0)
+    r = b.select(b.eq(ax, 0.0), zero, r)
+    r = b.select(b.land(b.eq(ax, 1.0), b.eq(b.abs(y), float('inf'))), 1.0, r)
+    neg = b.lor(b.lt(x, 0.0), b.land(b.eq(x, 0.0), b.lt(1.0 / x, 0.0)))  # x < 0 or x is -0
+    r = b.select(b.land(neg, odd), -r, r)
+    r = b.select(b.land(b.lt(x, 0.0), b.land(b.ne(ax, float('inf')), b.lnot(integral))),
+                 float('nan'), r)
+    return b.select(b.lor(b.eq(y, 0.0), b.eq(x, 1.0)), 1.0, r)
+
+
 def _atan2_factors(b, a):
     yv, xv = a
     r2 = xv * xv + yv * yv
@@ -214,7 +234,7 @@ op('floordiv', 2, 'same', np.floor_divide, S.floordiv, fold=operator.floordiv, r
 op('mod', 2, 'same', np.mod, S.mod, fold=operator.mod,
    rules=(lambda b, a, y, d: _sum(d[0], None if d[1] is None else -(d[1] * b.floor(a[0] / a[1]))),
           lambda b, a, y, g: [g, -(g * b.floor(a[0] / a[1]))]))
-op('pow', 2, 'float', np.power, 'Pow', f64=F.pow, fold=operator.pow, rules=_pow_rules())
+op('pow', 2, 'float', np.power, 'Pow', lower=_pow_f32, f64=F.pow, fold=operator.pow, rules=_pow_rules())
 op('atan2', 2, 'float', np.arctan2, S.atan2, f64=F.atan2, fold=math.atan2,
    rules=(lambda b, a, y, d: _sum(*[_scale(dk, fk) for dk, fk in zip(d, _atan2_factors(b, a))]),
           lambda b, a, y, g: [g * f for f in _atan2_factors(b, a)]))

@@ -1,5 +1,6 @@
 """Frontend stage: `assert cond[, msg]` in kernels. As in Taichi, it is checked only with
-ti.init(debug=True) and ignored otherwise (nothing is built). In debug mode it becomes a
+ti.init(debug=True); otherwise only its condition is evaluated (as Taichi builds it: a call in it
+runs), the check is not built. In debug mode it becomes a
 `check [cond, *values] | message` statement, which passes/debug_checks.py turns into a test that
 reports a failure at the end of the launch (TaichiAssertionError). The message is a string, the
 condition's source (no message), `"fmt %d" % (a, b)` or an f-string: run-time scalars in it are
@@ -42,9 +43,9 @@ class Message:
 
 
 def build_assert(fb, node):
+    cond = fb(node.test)  # evaluated in any mode: a call in it may have side effects
     if not state.config.get('debug'):
-        return  # Taichi ignores asserts without debug
-    cond = fb(node.test)
+        return  # Taichi checks asserts only with debug
     values = []
 
     def item(x):

@@ -81,6 +81,28 @@ def _fold(op, a, b):
     return optable.OPS[op].fold(_py(a), _py(b))
 
 
+def taichi_literal(x, other):
+    """A Python number `x` next to the run-time Value `other`, typed as Taichi 1.7.4 types it: a
+    default_ip / default_fp constant promoted with `other`. The builder lets a literal adopt the
+    other side's type, which is the same type except next to an 8/16-bit value (`u8 - 1` is the
+    i32 -1, `f16 * 1.1` is f32) or a value narrower than the defaults (`f32 * 1.1` is f64 under
+    default_fp=f64); there `x` becomes a constant of Taichi's type. An integer that does not
+    fit default_ip (Taichi rejects it) or a bool keeps adopting the other side's type."""
+    if not isinstance(other, Value) or isinstance(x, Value) or not is_number(x):
+        return x
+    v = _py(x)
+    if isinstance(v, bool) or other.dtype.is_bool:
+        return x
+    lt = T.literal_type(v)
+    if isinstance(v, int):
+        lo, hi = np.iinfo(lt.np).min, np.iinfo(lt.np).max
+        if not lo <= v <= hi:
+            return x
+    t = T.promote(lt, other.dtype)
+    adopted = other.dtype if other.dtype.is_float or isinstance(v, int) else lt
+    return x if t is T.promote(adopted, other.dtype) else as_value(v, t)
+
+
 def binary(op, a, b):
     if _is_matrix(a) or _is_matrix(b):
         from ..lang.matrix import elementwise, _as_matrix, host_broadcast  # `v == [1, 2]`
@@ -98,7 +120,15 @@ def binary(op, a, b):
                     f"'{type(b).__name__}'", TaichiTypeError)
     if op == 'pow':
         return _pow(a, b)
-    return current().binary(op, a, b)
+    if op == 'div':  # Taichi's truediv: an integer operand is first a default_fp value
+        a, b = _real(a), _real(b)
+    return current().binary(op, taichi_literal(a, b), taichi_literal(b, a))
+
+
+def _real(x):
+    if isinstance(x, Value):
+        return x if x.dtype.is_float else cast(x, T.Defaults.fp)
+    return float(_py(x))
 
 
 def _numpy_binary(op, a, b):
@@ -176,7 +206,7 @@ def select(cond, a, b):
         return elementwise(select, cond, a, b)
     if not isinstance(cond, Value):
         return a if cond else b
-    return current().select(cond, a, b)
+    return current().select(cond, taichi_literal(a, b), taichi_literal(b, a))
 
 
 def in_kernel():

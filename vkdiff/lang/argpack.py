@@ -129,13 +129,12 @@ def _arg_type(t):
 
 
 def _scalar_arg(kir, em, t, what):
-    from .. import ir
-    from ..frontend.context import Value
+    from .kernel import arg_value
     dt = _arg_type(t)
     idx = len(kir.arg_types)
     kir.arg_types.append(dt)
     kir.arg_names.append(what)
-    return Value(em.insert(ir.Stmt('arg', dt, attrs={'index': idx})))
+    return arg_value(em, dt, T.resolve(t) if t is not T.u1 else t, idx)
 
 
 def _struct_leaves(stype, value, rargs, top=None):

@@ -76,6 +76,10 @@ class SNodeTree:
         if self.destroyed:
             raise VkdiffError('this SNode tree is destroyed already')
         self.destroyed = True
+        # a kernel compiled with these fields (e.g. reading `self.x` of a data-oriented object,
+        # whose template key is the object) is rebuilt at its next launch, as Taichi's destroy
+        # clears the compiled functions
+        state.kernel_epoch += 1
         for f in self._fields:
             f._storage = None  # the device buffer goes with its last reference
             f._shape = None    # any later use says the field is not placed

@@ -151,17 +151,27 @@ def _tensor_entries(tt, value, name):
     return arr.reshape(-1).tolist()
 
 
+def arg_value(em, dt, want, idx):
+    """The kernel-side value of run-time argument `idx` (passed as `dt`): an 8/16-bit
+    parameter (`want`, passed in 32 bits) is cast to its own type, so arithmetic on it wraps /
+    rounds as Taichi's does (a ti.f16 argument 1.1 is 1.0996; a ti.u8 0 minus 1 is 255)."""
+    v = em.insert(ir.Stmt('arg', dt, attrs={'index': idx}))
+    if isinstance(want, T.DataType) and want.is_narrow:
+        v = em.insert(ir.Stmt('cast', want, [v]))
+    return Value(v)
+
+
 def _tensor_arg(kir, em, tt, name):
     """One run-time scalar argument per entry, gathered into a Vector / Matrix."""
-    dt = T.resolve(tt.dtype)
-    dt = dt.reg if dt.is_narrow else dt
+    want = T.resolve(tt.dtype)
+    dt = want.reg if want.is_narrow else want
     shape = _tensor_shape(tt)
     vals = []
     for k in range(shape[0] * (shape[1] if len(shape) > 1 else 1)):
         idx = len(kir.arg_types)
         kir.arg_types.append(dt)
         kir.arg_names.append(f'{name}[{k}]')
-        vals.append(Value(em.insert(ir.Stmt('arg', dt, attrs={'index': idx}))))
+        vals.append(arg_value(em, dt, want, idx))
     if len(shape) == 1:
         return Matrix._new(vals, shape[0], 1, 1)
     return Matrix._new(vals, shape[0], shape[1], 2)
@@ -301,10 +311,10 @@ class Kernel:
         return tuple(key), runtime_args
 
     def instance(self, args):
-        if self._generation != state.generation:
+        if self._generation != (state.generation, state.kernel_epoch):
             self.instances.clear()
             self._template_refs = []
-            self._generation = state.generation
+            self._generation = (state.generation, state.kernel_epoch)
         key, runtime_args = self._key(args)
         inst = self.instances.get(key)
         if inst is None:
@@ -346,7 +356,7 @@ class Kernel:
                     idx = len(kir.arg_types)
                     kir.arg_types.append(kind)
                     kir.arg_names.append(p.name)
-                    fb.scopes[0][p.name] = Value(em.insert(ir.Stmt('arg', kind, attrs={'index': idx})))
+                    fb.scopes[0][p.name] = arg_value(em, kind, p.annotation, idx)
             fb.build_body(fb.fdef.body)
             if kir.ret_type is not None and not fb.returned:
                 raise located(TaichiSyntaxError, 'Kernel has a return type but does not have a '

@@ -11,13 +11,24 @@ from .matrix import Matrix, Vector
 
 @func
 def _polar2d(A):
+    """A = U P with P symmetric positive semi-definite (Taichi 1.7.4's formula): U = B / sqrt|det B|
+    is a rotation for det(A) >= 0 and a reflection for det(A) < 0, P = (A^T A + |det A| I) /
+    sqrt|det B|; the zero matrix gives (I, 0)."""
+    det = A[0, 0] * A[1, 1] - A[1, 0] * A[0, 1]
     x = A[0, 0] + A[1, 1]
-    y = A[1, 0] - A[0, 1]
-    scale = 1.0 / api.sqrt(x * x + y * y)
-    c = x * scale
-    s = y * scale
-    R = Matrix([[c, -s], [s, c]])
-    return R, R.transpose() @ A
+    y = A[0, 1] - A[1, 0]
+    B = Matrix([[x, y], [-y, x]])
+    if det < 0.0:
+        x = A[0, 0] - A[1, 1]
+        y = A[0, 1] + A[1, 0]
+        B = Matrix([[x, y], [y, -x]])
+    U = B * 0.0 + Matrix([[1.0, 0.0], [0.0, 1.0]])
+    P = A * 1.0
+    if x != 0.0 or y != 0.0:  # B is 0 only for A == 0
+        k = 1.0 / api.sqrt(x * x + y * y)
+        U = B * k
+        P = (A.transpose() @ A + abs(det) * Matrix([[1.0, 0.0], [0.0, 1.0]])) * k
+    return U, P
 
 
 @func

@@ -17,6 +17,7 @@ config = {'random_seed': 0, 'device': 0, 'debug': False, 'check_out_of_bound': F
 offline = None  # the compiler.CompileOptions of a program set up without a device (init_offline)
 tape = None  # the active Tape, if any
 compiled_kernels = 0  # kernel instances compiled since ti.init() (Taichi's get_num_compiled_functions)
+kernel_epoch = 0  # bumped when compiled kernels must be rebuilt (a destroyed SNode tree)
 fwd = None   # the active FwdMode, if any
 
 

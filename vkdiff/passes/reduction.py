@@ -49,8 +49,9 @@ def _candidates(task):
     out = []
     for s in body:
         if s.op == 'atomic' and s.attrs['fn'] in ('add', 'sub') and not users.get(s) \
-                and s.buf not in touched_otherwise and not s.buf.dtype.is_bool:
-            out.append(s)
+                and s.buf not in touched_otherwise and not s.buf.dtype.is_bool \
+                and not (s.buf.dtype.is_float and s.buf.dtype.is_narrow):
+            out.append(s)  # (f16 adds stay atomic: each one rounds to f16, as in Taichi)
     return out
 
 

@@ -1,0 +1,214 @@
+"""``vkdiff.ui.Canvas``: the 2D drawing calls of a GGUI window (Taichi 1.7.4's ``Canvas``).
+
+A call reads its inputs at once (:mod:`vkdiff.ui.sources`) and appends a draw command to the
+window's frame (:class:`Frame`); the frame is rasterised (:mod:`vkdiff.ui.raster`) when the
+window composes it (``show()``, ``get_image_buffer_as_numpy()``, ``save_image()``), in call
+order, over the background colour, as GGUI's render queue does.  Geometry follows Taichi's
+shaders (python/taichi/shaders/*.vert, *lines2quad*.comp):
+
+* positions are in ``[0, 1]^2``, origin bottom-left;
+* ``circles``: radius is a fraction of the window *height* (``radius * height`` pixels), a pixel
+  is inside when its centre is strictly closer than that;
+* ``lines``: each pair of vertices is a quad ``width * height`` pixels thick, no caps, colours
+  interpolated along it;
+* ``triangles``: filled, per-vertex colours interpolated;
+* ``set_image``: an image the size of the window is copied pixel for pixel; another size is
+  sampled bilinearly (clamped to the edge), as GGUI's texture sampler does.
+"""
+
+import numpy as np
+
+from . import raster, sources
+
+
+class Frame:
+    """The draw commands of one frame and the buffers they are rasterised into."""
+
+    def __init__(self, width, height):
+        self.width, self.height = int(width), int(height)
+        self.background = np.zeros(3, np.float32)
+        self.commands = []
+        self.rgb = None
+        self.depth = None
+        self.alpha = None
+
+    def add(self, command):
+        self.commands.append(command)
+        self.rgb = None
+
+    def compose(self):
+        """Rasterise the commands (once per set of commands); returns (rgb, depth)."""
+        if self.rgb is None:
+            self.rgb = np.empty((self.height, self.width, 3), np.float32)
+            self.rgb[:] = self.background
+            self.depth = np.zeros((self.height, self.width), np.float32)
+            self.alpha = np.ones((self.height, self.width), np.float32)
+            for command in self.commands:
+                command(self)
+        return self.rgb, self.depth
+
+    def next_frame(self):
+        """Drop this frame's commands (the background colour stays)."""
+        self.commands = []
+        self.rgb = None
+
+
+# ------------------------------------------------------------------ 2D rasterisation
+def draw_circles(frame, centers, radii_px, colors):
+    """centers (N, 2) in [0, 1]^2, radii_px (N,) pixels, colors (N, 3)."""
+    cx = centers[:, 0].astype(np.float64) * frame.width
+    cy = centers[:, 1].astype(np.float64) * frame.height
+    r = radii_px.astype(np.float64)
+    for c, ix, iy in raster.box_fragments(cx - r, cx + r, cy - r, cy + r,
+                                          frame.width, frame.height):
+        dx = ix + 0.5 - cx[c]
+        dy = iy + 0.5 - cy[c]
+        inside = dx * dx + dy * dy < r[c] * r[c]
+        raster.write_ordered(frame.rgb, ix[inside], iy[inside], colors[c[inside]])
+
+
+def draw_triangles(frame, verts, colors):
+    """verts (T, 3, 2) in [0, 1]^2, colors (T, 3, 3) per corner (interpolated)."""
+    px = verts[:, :, 0].astype(np.float64) * frame.width
+    py = verts[:, :, 1].astype(np.float64) * frame.height
+    for t, ix, iy, bary in raster.triangle_fragments(px, py, frame.width, frame.height):
+        col = np.einsum("fk,fkc->fc", bary, colors[t])
+        raster.write_ordered(frame.rgb, ix, iy, col.astype(np.float32))
+
+
+def line_quads(p0, p1, c0, c1, width, aspect):
+    """Two triangles per segment, as Taichi's lines2quad shader builds them."""
+    adjust = np.array([aspect, 1.0])
+    d = (p1 - p0) * adjust
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = d / np.linalg.norm(d, axis=1, keepdims=True)
+    tangent = np.stack([-d[:, 1], d[:, 0]], axis=1) * (width * 0.5) / adjust
+    q00, q01, q10, q11 = p0 + tangent, p0 - tangent, p1 + tangent, p1 - tangent
+    verts = np.concatenate([np.stack([q00, q01, q10], 1), np.stack([q10, q01, q11], 1)])
+    cols = np.concatenate([np.stack([c0, c0, c1], 1), np.stack([c1, c0, c1], 1)])
+    n = p0.shape[0]
+    order = np.stack([np.arange(n), np.arange(n) + n], 1).reshape(-1)  # keep segment order
+    return verts[order], cols[order]
+
+
+def draw_image(frame, rgba8):
+    """rgba8 (w, h, 4) uint8 indexed [x, y-up] -> the whole frame (its alpha included: the
+    frame's alpha plane is what the window image returns; other drawing leaves alpha 1)."""
+    img = rgba8.astype(np.float32) / 255.0
+    w, h = img.shape[:2]
+    if (w, h) == (frame.width, frame.height):
+        frame.rgb[:] = img[:, :, :3].transpose(1, 0, 2)
+        frame.alpha[:] = img[:, :, 3].T
+        return
+
+    def axis(n_out, n_in):
+        u = (np.arange(n_out) + 0.5) / n_out * n_in - 0.5
+        u = np.clip(u, 0.0, n_in - 1.0)
+        i0 = np.floor(u).astype(np.int64)
+        i1 = np.minimum(i0 + 1, n_in - 1)
+        return i0, i1, (u - i0).astype(np.float32)
+    x0, x1, fx = axis(frame.width, w)
+    y0, y1, fy = axis(frame.height, h)
+    fx = fx[None, :, None]
+    fy = fy[:, None, None]
+    t = img.transpose(1, 0, 2)  # [y, x]
+    top = t[y0][:, x0] * (1 - fx) + t[y0][:, x1] * fx
+    bottom = t[y1][:, x0] * (1 - fx) + t[y1][:, x1] * fx
+    sampled = top * (1 - fy) + bottom * fy
+    frame.rgb[:] = sampled[:, :, :3]
+    frame.alpha[:] = sampled[:, :, 3]
+
+
+# ------------------------------------------------------------------ the Canvas API
+class Canvas:
+    """Drawing calls on a window (get it with ``Window.get_canvas()``)."""
+
+    def __init__(self, window):
+        self._window = window
+
+    @property
+    def _frame(self):
+        return self._window._frame
+
+    def set_background_color(self, color):
+        """RGB triple in [0, 1]; used for every later frame."""
+        self._frame.background = sources.color3(color)
+        self._frame.rgb = None
+
+    def set_image(self, img):
+        rgba = sources.image_rgba8(img)
+        self._frame.add(lambda f: draw_image(f, rgba))
+
+    def circles(self, centers, radius, color=(0.5, 0.5, 0.5), per_vertex_color=None,
+                per_vertex_radius=None):
+        c = sources.points(centers, 2, "centers")
+        n = c.shape[0]
+        cols = np.ascontiguousarray(sources.vertex_colors(color, per_vertex_color, n))
+        h = self._frame.height
+        if per_vertex_radius is not None:
+            r = sources.scalars(per_vertex_radius, n, "per_vertex_radius") * h
+        else:
+            r = np.full(n, sources.number(radius, "radius") * h, np.float32)
+        self._frame.add(lambda f: draw_circles(f, c, r, cols))
+
+    def triangles(self, vertices, color=(0.5, 0.5, 0.5), indices=None, per_vertex_color=None):
+        v = sources.points(vertices, 2, "vertices")
+        cols = sources.vertex_colors(color, per_vertex_color, v.shape[0])
+        idx = (sources.indices(indices, v.shape[0], 3) if indices is not None
+               else np.arange(v.shape[0] - v.shape[0] % 3))
+        tri = idx.reshape(-1, 3)
+        verts, tcols = v[tri], np.ascontiguousarray(cols[tri])
+        self._frame.add(lambda f: draw_triangles(f, verts, tcols))
+
+    def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None):
+        v = sources.points(vertices, 2, "vertices").astype(np.float64)
+        cols = sources.vertex_colors(color, per_vertex_color, v.shape[0])
+        idx = (sources.indices(indices, v.shape[0], 2) if indices is not None
+               else np.arange(v.shape[0] - v.shape[0] % 2))
+        seg = idx.reshape(-1, 2)
+        width = sources.number(width, "width")
+        aspect = self._frame.width / self._frame.height
+        verts, tcols = line_quads(v[seg[:, 0]], v[seg[:, 1]], cols[seg[:, 0]], cols[seg[:, 1]],
+                                  width, aspect)
+        self._frame.add(lambda f: draw_triangles(f, verts, tcols))
+
+    def contour(self, scalar_field, cmap_name="plasma", normalize=False):
+        """Plot a 2D scalar field through a matplotlib colour map (needs matplotlib)."""
+        try:
+            from matplotlib import colormaps
+        except ImportError:
+            raise RuntimeError("contour() needs matplotlib") from None
+        a = sources.as_array(scalar_field, "scalar_field")
+        if a.ndim != 2:
+            raise ValueError("contour() can only be used on a 2D scalar field.")
+        if normalize:
+            a = (a - a.min()) / (a.max() - a.min() + 1e-16)
+        self.set_image(np.ascontiguousarray(colormaps[cmap_name](a)[:, :, :3].astype(np.float32)))
+
+    def vector_field(self, vector_field, arrow_spacing=5, scale=0.1, width=0.002, color=(0, 0, 0)):
+        """Arrows of a 2D vector field (as Taichi's: shaft plus two tip segments)."""
+        v = sources.as_array(vector_field, "vector_field").astype(np.float64)
+        nx, ny = v.shape[:2]
+        vmax = np.max(np.linalg.norm(v, axis=-1))
+        ii = [min(i * arrow_spacing, nx - 1) for i in range(nx // arrow_spacing + 1)]
+        jj = [min(j * arrow_spacing, ny - 1) for j in range(ny // arrow_spacing + 1)]
+        pts = []
+        for i in ii:
+            for j in jj:
+                x, y = i / (nx - 1), j / (ny - 1)
+                dx, dy = scale / vmax * v[i, j]
+                a = np.arctan2(dy, dx)
+                tip = np.hypot(dx, dy) * 0.2
+                e = (x + dx, y + dy)
+                pts += [(x, y), e, e, (e[0] + tip * np.cos(a + 3.14 - 0.5233),
+                                       e[1] + tip * np.sin(a + 3.14 - 0.5233)),
+                        e, (e[0] + tip * np.cos(a - 3.14 + 0.5233),
+                            e[1] + tip * np.sin(a - 3.14 + 0.5233))]
+        self.lines(np.array(pts, np.float32), width=width, color=color)
+
+    def scene(self, scene):
+        """Draw a 3D scene (its particles, meshes and lines since the last call)."""
+        from .scene import Scene
+        if not isinstance(scene, Scene):
+            raise sources.VkdiffTypeError(f"canvas.scene() needs a ti.ui.Scene, got {type(scene)}")
+        self._frame.add(scene._take_drawing(self._frame.width, self._frame.height))

@@ -1,0 +1,22 @@
+"""``vkdiff.ui`` key and event constants: Taichi 1.7.4's python/taichi/ui/constants.py."""
+
+SHIFT = "Shift"
+ALT = "Alt"
+CTRL = "Control"
+ESCAPE = "Escape"
+RETURN = "Return"
+TAB = "Tab"
+BACKSPACE = "BackSpace"
+SPACE = " "
+UP = "Up"
+DOWN = "Down"
+LEFT = "Left"
+RIGHT = "Right"
+CAPSLOCK = "CapsLock"
+LMB = "LMB"
+MMB = "MMB"
+RMB = "RMB"
+
+# Event types
+PRESS = "Press"
+RELEASE = "Release"

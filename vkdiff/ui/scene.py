@@ -1,0 +1,160 @@
+"""``vkdiff.ui.Scene``: the 3D part of a GGUI frame (Taichi 1.7.4's ``SceneV2`` / ``Scene``).
+
+``particles``, ``mesh``, ``mesh_instance`` and ``lines`` read their inputs at once and queue
+them; ``canvas.scene(scene)`` then queues one drawing of everything queued since the previous
+one, with the scene's camera, ambient light and point lights at that moment, and forgets the
+point lights (programs declare them every frame, as they do with Taichi, whose light list is
+consumed by each frame).  The camera and ambient light stay.  Rendering:
+:mod:`vkdiff.ui.render3d`.  Normals not given are generated as Taichi's ``gen_normals`` does:
+the face normal ``(a - b) x (a - c)``, averaged over the faces of a vertex for indexed meshes.
+"""
+
+import numpy as np
+
+from . import render3d, sources
+from .camera import Camera
+
+
+def gen_normals(pos, idx):
+    """Taichi's gen_normals: per-vertex normals of triangles (idx None: consecutive triples)."""
+    tri = idx.reshape(-1, 3) if idx is not None else np.arange(pos.shape[0] - pos.shape[0] % 3).reshape(-1, 3)
+    a, b, c = pos[tri[:, 0]], pos[tri[:, 1]], pos[tri[:, 2]]
+    n = np.cross(a - b, a - c).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n /= np.linalg.norm(n, axis=1, keepdims=True)
+    out = np.zeros((pos.shape[0], 3))
+    if idx is None:
+        out[tri.reshape(-1)] = np.repeat(n, 3, axis=0)
+        return out
+    weight = np.zeros(pos.shape[0])
+    for k in range(3):
+        np.add.at(out, tri[:, k], n)
+        np.add.at(weight, tri[:, k], 1.0)
+    has = weight > 0
+    out[has] /= weight[has, None]
+    return out
+
+
+def _range(n, offset, count):
+    count = n - offset if count is None else count
+    return int(offset), max(min(int(count), n - int(offset)), 0)
+
+
+class Scene:
+    """A 3D scene: get it with ``window.get_scene()`` (or ``ti.ui.Scene()``, deprecated)."""
+
+    def __init__(self):
+        self._camera = Camera()
+        self._ambient = np.zeros(3)
+        self._lights = []
+        self._items = []
+
+    def set_camera(self, camera):
+        if not isinstance(camera, Camera):
+            raise sources.VkdiffTypeError(f"set_camera() needs a ti.ui.Camera, got {type(camera)}")
+        self._camera = camera
+
+    def point_light(self, pos, color):
+        self._lights.append((sources.color3(pos, "pos"), sources.color3(color)))
+
+    def ambient_light(self, color):
+        self._ambient = sources.color3(color)
+
+    # ------------------------------------------------------------------ renderables
+    def particles(self, centers, radius, color=(0.5, 0.5, 0.5), per_vertex_color=None,
+                  per_vertex_radius=None, index_offset=0, index_count=None):
+        c = sources.points(centers, 3, "centers").astype(np.float64)
+        n = c.shape[0]
+        cols = sources.vertex_colors(color, per_vertex_color, n).astype(np.float64)
+        if per_vertex_radius is not None:
+            r = sources.scalars(per_vertex_radius, n, "per_vertex_radius").astype(np.float64)
+        else:
+            r = np.full(n, sources.number(radius, "radius"))
+        lo, cnt = _range(n, index_offset, index_count)
+        sl = slice(lo, lo + cnt)
+        c, r, cols = c[sl], r[sl], cols[sl]
+        self._items.append(lambda f, v: render3d.draw_particles(f, v, c, r, cols))
+
+    def _mesh_data(self, vertices, indices, normals, color, per_vertex_color, vertex_offset,
+                   vertex_count, index_offset, index_count):
+        pos = sources.points(vertices, 3, "vertices").astype(np.float64)
+        n = pos.shape[0]
+        idx = sources.indices(indices, n, 1) if indices is not None else None
+        nrm = (gen_normals(pos, idx) if normals is None
+               else sources.points(normals, 3, "normals").astype(np.float64))
+        cols = sources.vertex_colors(color, per_vertex_color, n).astype(np.float64)
+        if idx is None:
+            lo, cnt = _range(n, vertex_offset, vertex_count)
+            tri = np.arange(lo, lo + cnt - cnt % 3)
+        else:
+            lo, cnt = _range(idx.size, index_offset, index_count)
+            tri = idx[lo:lo + cnt - cnt % 3] + int(vertex_offset)
+            if tri.size and tri.max() >= n:
+                raise sources.VkdiffValueError("ti.ui: mesh indices plus vertex_offset exceed the vertices")
+        return pos, nrm, cols, tri.reshape(-1, 3)
+
+    def mesh(self, vertices, indices=None, normals=None, color=(0.5, 0.5, 0.5),
+             per_vertex_color=None, two_sided=False, vertex_offset=0, vertex_count=None,
+             index_offset=0, index_count=None, show_wireframe=False):
+        pos, nrm, cols, tri = self._mesh_data(vertices, indices, normals, color, per_vertex_color,
+                                              vertex_offset, vertex_count, index_offset,
+                                              index_count)
+        two = bool(two_sided)
+        self._items.append(lambda f, v: render3d.draw_mesh(f, v, pos, nrm, cols, tri, two))
+
+    def mesh_instance(self, vertices, indices=None, normals=None, color=(0.5, 0.5, 0.5),
+                      per_vertex_color=None, two_sided=False, transforms=None, instance_offset=0,
+                      instance_count=None, vertex_offset=0, vertex_count=None, index_offset=0,
+                      index_count=None, show_wireframe=False):
+        pos, nrm, cols, tri = self._mesh_data(vertices, indices, normals, color, per_vertex_color,
+                                              vertex_offset, vertex_count, index_offset,
+                                              index_count)
+        two = bool(two_sided)
+        if transforms is None:
+            models = [None]
+        else:
+            m = sources.as_array(transforms, "transforms").astype(np.float64)
+            if m.shape[-2:] != (4, 4):
+                raise sources.VkdiffValueError("Error! Transform matrix must be 4x4 shape")
+            m = m.reshape(-1, 4, 4)
+            lo, cnt = _range(m.shape[0], instance_offset, instance_count)
+            models = list(m[lo:lo + cnt])
+
+        def draw(f, v):
+            for model in models:
+                render3d.draw_mesh(f, v, pos, nrm, cols, tri, two, model)
+        self._items.append(draw)
+
+    def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None,
+              vertex_offset=0, vertex_count=None, index_offset=0, index_count=None):
+        pos = sources.points(vertices, 3, "vertices").astype(np.float64)
+        n = pos.shape[0]
+        cols = sources.vertex_colors(color, per_vertex_color, n).astype(np.float64)
+        if indices is None:
+            lo, cnt = _range(n, vertex_offset, vertex_count)
+            seg = np.arange(lo, lo + cnt - cnt % 2)
+        else:
+            idx = sources.indices(indices, n, 1)
+            lo, cnt = _range(idx.size, index_offset, index_count)
+            seg = idx[lo:lo + cnt - cnt % 2] + int(vertex_offset)
+            seg = seg[: seg.size - seg.size % 2]
+            if seg.size and seg.max() >= n:
+                raise sources.VkdiffValueError("ti.ui: line indices plus vertex_offset exceed the vertices")
+        seg = seg.reshape(-1, 2)
+        w = sources.number(width, "width")
+        p0, p1, c0, c1 = pos[seg[:, 0]], pos[seg[:, 1]], cols[seg[:, 0]], cols[seg[:, 1]]
+        self._items.append(lambda f, v: render3d.draw_lines(f, v, p0, p1, c0, c1, w))
+
+    # ------------------------------------------------------------------ drawing
+    def _take_drawing(self, width, height):
+        """A frame command drawing the queued items now (camera and lights as they are)."""
+        view = render3d.View(self._camera, width, height, self._ambient, self._lights)
+        items, self._items, self._lights = self._items, [], []
+
+        def command(frame):
+            for item in items:
+                item(frame, view)
+        return command
+
+
+SceneV2 = Scene
