@@ -15,16 +15,16 @@ def _views(asm):
 
 
 def test_which_fields_get_views():
-    """Device-free (lavapipe's options): read-only fields of every format get a view; the field
-    the task also writes, GPUs (cpu_driver False) and devices without texel_reads get none."""
+    """Device-free (lavapipe's options): fields of every format the task loads (rw: before it
+    stores to it) get a view; GPUs (cpu_driver False) and devices without texel_reads none."""
     f = make_fields()
     asm = make_kernel(f).ir(after='codegen')
     assert _views(asm) == ['R32f', 'R32i', 'R32ui', 'Rg32f', 'Rgba32f']
-    # k[i], a[j], a[i], v[j], w[i], w[j], m[j], m[i], s, u[j]
-    assert asm.count('OpImageRead') == 10
-    # views follow the 9 buffers: the 7 read-only fields (not rw, read and written; not out)
-    assert re.search(r'OpDecorate %\w+ Binding 15\b', asm)
-    assert not re.search(r'OpDecorate %\w+ Binding 16\b', asm)
+    # k[i], a[j], a[i], v[j], w[i], w[j], m[j], m[i], s, u[j], rw[i]
+    assert asm.count('OpImageRead') == 11
+    # views follow the 9 buffers: the 8 fields loaded (not out, only stored to)
+    assert re.search(r'OpDecorate %\w+ Binding 16\b', asm)
+    assert not re.search(r'OpDecorate %\w+ Binding 17\b', asm)
     off = compiler.lavapipe_like()
     for opts in (compiler.lavapipe_like(cpu_driver=False),
                  compiler.lavapipe_like(features={**off.features, 'texel_reads': False})):

@@ -210,14 +210,16 @@ class GlobalMemory:
         gather: 8 loads per element cost 435 us per 16K elements as storage-buffer loads, 12
         (contiguous) to 75 (scattered) as texel reads (tools/access_forms). A 32-bit vec2/vec4
         element is one Rg32f/Rgba32f texel. Returns [(field index, VkFormat)] for the runtime;
-        fills self.texels {field: (binding, image format, components per texel)}."""
+        fills self.texels {field: (binding, image format, components per texel)}.
+        A field the task also stores to qualifies when its loads precede its stores
+        (loads_before_stores): `x[t, i] = x[t - 1, i] + ...`."""
         self.texels = {}
         if not limit:
             return []
-        read = {s.buf for s in ir.walk(self.task.body) if s.op == 'gload'}
+        read = self.loads_before_stores()
         out = []
         for k, f in enumerate(self.fields):
-            if f not in read or f in self.vec_written or f.dtype.is_narrow or \
+            if f not in read or f.dtype.is_narrow or \
                     f in self.int_view or f.role == 'shared' or f.shape is None or \
                     self._runtime_shaped(f) or len(out) >= max_views:
                 continue
@@ -228,6 +230,42 @@ class GlobalMemory:
             self.texels[f] = (len(self.fields) + len(out), fmt[1], per)
             out.append((k, fmt[0]))
         return out
+
+    def loads_before_stores(self):
+        """The fields the task loads and whose every load comes before every store to them in
+        an invocation's program order: no atomic on them, in the IR's program order no load
+        after the first store, and no inner loop (for / while: every iteration but the parallel
+        loop's, which are other elements: a race if they overlap) holding both a load and a
+        store. The stored values are never read back through the texel view (what one
+        invocation stores and then loads, passes/forward_globals reuses)."""
+        loads, stored, bad = set(), set(), set()
+        loops = []  # (loop statement, {fields loaded in it}, {fields stored in it})
+
+        def visit(block):
+            for x in block.stmts:
+                if x.op == 'gload':
+                    loads.add(x.buf)
+                    if x.buf in stored:
+                        bad.add(x.buf)
+                    for _, ld, _ in loops:
+                        ld.add(x.buf)
+                elif x.op in ('gstore', 'atomic'):
+                    stored.add(x.buf)
+                    if x.op == 'atomic':
+                        bad.add(x.buf)
+                    for _, _, st in loops:
+                        st.add(x.buf)
+                if x.blocks:
+                    inner = x.op in ('for', 'while')
+                    if inner:
+                        loops.append((x, set(), set()))
+                    for b in x.blocks:
+                        visit(b)
+                    if inner:
+                        _, ld, st = loops.pop()
+                        bad.update(ld & st)
+        visit(self.task.body)
+        return loads - bad
 
     @staticmethod
     def _runtime_shaped(f):
