@@ -485,3 +485,19 @@ def test_error_message_shows_the_source_with_carets_and_the_func_chain():
             '        undefined_name(1,   2)\n        ^^^^^^^^^^^^^^\n'
             'Name "undefined_name" is not defined')
     assert e.value.args[0] == want
+
+
+def test_walrus_in_a_kernel_assigns_and_yields_the_value():
+    # Taichi's build_NamedExpr; examples/algorithm/poisson_disk_sampling.py:
+    # `samples[0] = (p0 := iMouse[None])`
+    src = ti.Vector.field(2, ti.f32, ())
+    dst = ti.Vector.field(2, ti.f32, 2)
+
+    @ti.kernel
+    def k():
+        dst[0] = (p0 := src[None])
+        dst[1] = p0 * 2 + (n := 1.5) * n
+
+    src[None] = [1.0, 2.0]
+    k()
+    np.testing.assert_allclose(dst.to_numpy(), [[1, 2], [4.25, 6.25]])

@@ -3,7 +3,8 @@
 
     .venv/bin/python tools/bench.py [--quick] [--only launch|elementwise|compile|gravity]
 
-1. launch       per-launch overhead of a tiny kernel (10,000 launches batched, one ti.sync())
+1. launch       per-launch overhead of a tiny kernel (10,000 launches batched, one ti.sync());
+                a loop bound written by a kernel: indirect dispatch vs read-back vs max grid
 2. elementwise  y = sin(x) * x and y = x * x: vkdiff vs numpy vs hand-written GLSL through kp
 3. compile      first-call compile time of a small kernel, disk cache cold and warm; the
                 gravity kernel's first forward + adjoint (Tape), vkdiff against Taichi 1.7.4
@@ -117,6 +118,64 @@ def bench_launch(args):
     table(f'1. Launch overhead: `f[None] += 1` on a 0-D field, {LAUNCHES} launches batched, one '
           f'ti.sync(); recording = the launch loop before the sync ({RECORD_BATCH} launches, no '
           'flush)', ['', 'default threads', 'LP_NUM_THREADS=0', 'Taichi 1.7.4', 'target'], rows)
+    bench_bound(args)
+
+
+def bound_worker():
+    """mass_spring_game's substep with 3 particles: `n = num[None]`, `for i in range(n)` with
+    an inner `for j in range(n)`, then `for i in range(n)`; num written by a kernel (the host
+    does not know it) once per frame of 10 substeps, or before every substep. µs per substep."""
+    ti.init()
+    steps = int(os.environ.get('BENCH_BOUND_FRAMES', 40))
+    num = ti.field(ti.i32, ())
+    x = ti.field(ti.f32, 1000)
+    v = ti.field(ti.f32, 1000)
+
+    @ti.kernel
+    def set_num(k: ti.i32):
+        num[None] = k
+
+    @ti.kernel
+    def substep():
+        n = num[None]
+        for i in range(n):
+            a = 0.0
+            for j in range(n):
+                a += x[j] - x[i]
+            v[i] += a * 1e-3
+        for i in range(n):
+            x[i] += v[i] * 1e-3
+
+    x.from_numpy(np.arange(1000, dtype=np.float32))
+    set_num(3)
+    substep()
+    ti.sync()
+    out = {}
+    for case, every in (('frame', False), ('every', True)):
+        def run():
+            for _ in range(steps):
+                set_num(3)
+                for _ in range(10):
+                    if every:
+                        set_num(3)
+                    substep()
+            ti.sync()
+        out[case] = best_time(run, 3 if steps > 1 else 1) / (steps * 10) * 1e6
+    return out
+
+
+def bench_bound(args):
+    cols = [('indirect (default)', {}), ('read-back', {'VKDIFF_INDIRECT': '0'}),
+            ('GPU geometry: indirect', {'VKDIFF_GEOMETRY': 'gpu'}),
+            ('GPU geometry: 65,535 groups', {'VKDIFF_GEOMETRY': 'gpu', 'VKDIFF_INDIRECT': '0',
+                                             'BENCH_BOUND_FRAMES': '1'})]
+    res = [worker('bound', env) for _, env in cols]
+    rows = [[what] + [f'{r[case]:.0f}' for r in res]
+            for case, what in (('frame', 'bound set once per 10 substeps'),
+                               ('every', 'bound set before every substep'))]
+    table('1b. Run-time loop bound written by a kernel (mass_spring_game\'s substep, 3 particles, '
+          'inner loop over them), µs per substep incl. execution; lavapipe runs the GPU geometry '
+          'too (VKDIFF_GEOMETRY=gpu)', [''] + [c for c, _ in cols], rows)
 
 
 # ------------------------------------------------------------------ 2. elementwise throughput
@@ -542,7 +601,7 @@ def bench_gravity(args):
 
 SECTIONS = {'launch': bench_launch, 'elementwise': bench_elementwise, 'compile': bench_compile,
             'gravity': bench_gravity}
-WORKERS = {'launch': launch_worker, 'compile': compile_worker}
+WORKERS = {'launch': launch_worker, 'compile': compile_worker, 'bound': bound_worker}
 
 
 def main():

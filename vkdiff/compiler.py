@@ -36,6 +36,7 @@ from .codegen.atomics import fields_needing_int_view
 from .codegen.spirv import LOCAL_SIZE, TaskCodegen
 from .errors import AutodiffError, CompileError, VkdiffValueError, located
 from .passes import debug_checks as _debug_checks
+from .passes import geometry as _geometry
 from .passes import loop_limit as _loop_limit
 from .passes.host_eval import host_eval
 from .passes.device_log import DeviceLog, lower_prints
@@ -327,6 +328,20 @@ def backend(name, tasks, push, options):
     if 'codegen' in options.print_ir:
         _show(options, 'codegen', name, text=codegen_text(codes))
     return codes
+
+
+def geometry(code, push, options):
+    """The TaskCode of the geometry task of `code` (a parallel task whose trip count only the
+    device knows at launch; passes/geometry.py) and its output Buffer, or None where the trip
+    count depends on values only the task computes."""
+    made = _geometry.geometry_task(code.task, code.local_size, code.max_groups,
+                                   code.min_groups, code.per_thread)
+    if made is None:
+        return None
+    task, out = made
+    gc = TaskCode(task, 1, push, options)
+    gc.binary = _compile_all([gc.asm])[0]
+    return gc, out
 
 
 def ir_after(tasks, options, after, codes=(), name=None):

@@ -9,7 +9,15 @@ values (global writes dropped), the reverse walks B backwards applying the deriv
   for i in range(n): body -> for i in reversed(range(n)): restore carried locals; R(body)
 Locals carried from one loop iteration to the next are saved per iteration into a per-thread
 array sized by the (compile-time) trip count; pure accumulators (`s += f(...)`) need no storage.
-What cannot be differentiated exactly raises AutodiffError at the user's line."""
+What cannot be differentiated exactly raises AutodiffError at the user's line.
+
+Adjoints are SSA values where the control flow allows: a value (or a local) whose every use (load,
+store) sits directly in the block that defines it gets all its contributions at the top level of
+that block's reverse, so its adjoint is the running sum itself (the first contribution is the sum;
+none: a constant 0), with no Function-storage variable to zero, load and store. Only adjoints
+reached from nested blocks (a value defined outside a loop or branch and used inside it) are
+variables. The nn1 adjoint of the mass-spring robot went from 794 variables to ~10
+(tools/bench_ad_compile.py). VKDIFF_AD_SSA=0 makes every adjoint a variable (to measure)."""
 import os
 
 from .. import ir
@@ -23,6 +31,7 @@ from .activity import analyse
 # Accumulators (`s += f(...)`) need no per-iteration storage; VKDIFF_AD_ACCUMULATORS=0 turns the
 # detection off (only to measure what it saves: tools/bench_ad_loops.py).
 ACCUMULATORS = os.environ.get('VKDIFF_AD_ACCUMULATORS', '1') != '0'
+SSA = os.environ.get('VKDIFF_AD_SSA', '1') != '0'
 
 
 def _err(s, msg):
@@ -30,7 +39,7 @@ def _err(s, msg):
 
 
 class Reverser:
-    def __init__(self, body, active, builder, ad_stack_size=0):
+    def __init__(self, body, active, builder, ad_stack_size=0, same=None):
         self.b = builder     # emits the adjoint (its insertion point moves through the blocks)
         self.active = active
         self.ad_stack_size = ad_stack_size
@@ -50,26 +59,65 @@ class Reverser:
         for s in stmts:
             if s.op == 'store':
                 self.stores.setdefault(s.args[0], []).append(s)
+        self.sadj = {}   # SSA adjoints: statement -> its running sum (a Value), None while zero
+        self.ssa = {s for s in active if SSA and self.straight(s, same or {})}
+
+    def straight(self, s, same):
+        """Whether every use of s is directly in its own block (`same` maps a block to the one its
+        reverse is emitted with: a parallel task's prologue to the loop body), so all contributions
+        to its adjoint come at the top level of that block's reverse, before the adjoint is read."""
+        home = s.parent
+        if s.op == 'alloca':  # a local: its loads and stores, strictly in its own block
+            return 'size' not in s.attrs and all(
+                u.parent is home and u.op in ('load', 'store') and u.args[0] is s
+                for u in self.users.get(s, ()))
+        home = same.get(home, home)
+        return all(same.get(u.parent, u.parent) is home for u in self.users.get(s, ()))
 
     # ------------------------------------------------------------ emission helpers
     def v(self, s):
         return Value(self.m[s])
 
     def new_adj(self, s, dtype):
+        if s in self.ssa:
+            self.sadj[s] = None
+            return
         a = self.b.emit('alloca', dtype)
         self.b.emit('store', None, [a, self.b.value(0.0, dtype)])
         self.adj[s] = a
 
+    def has_adj(self, s):
+        return s in self.adj or s in self.sadj
+
     def acc(self, s, g):
+        if g is None:
+            return
+        if s in self.sadj:
+            g = self.b.cast(g, s.dtype)
+            cur = self.sadj[s]
+            self.sadj[s] = g if cur is None else self.b.binary('add', cur, g)
+            return
         a = self.adj.get(s)
-        if a is None or g is None:
+        if a is None:
             return
         cur = Value(self.b.emit('load', a.dtype, [a]))
         self.b.emit('store', None, [a, self.b.binary('add', cur, self.b.cast(g, a.dtype))])
 
     def grad(self, s):
+        if s in self.sadj:
+            g = self.sadj[s]
+            return g if g is not None else self.b.value(0.0, s.dtype)
         a = self.adj[s]
         return Value(self.b.emit('load', a.dtype, [a]))
+
+    def take(self, var):
+        """The adjoint of local `var` at a store into it, which then resets it to zero."""
+        g = self.grad(var)
+        if var in self.sadj:
+            self.sadj[var] = None
+        else:
+            self.b.emit('store', None, [self.adj[var], self.b.value(0.0, var.dtype)])
+        return g
 
     def contains_active(self, s):
         """Does compound statement s need a reverse? Yes if it computes an active value, stores
@@ -307,14 +355,14 @@ class Reverser:
             return
         if op == 'store':
             var, val = s.args
-            if var in self.adj:  # the stored value takes the local's adjoint; the old value none
+            if self.has_adj(var):  # the stored value takes the local's adjoint; the old value none
+                g = self.take(var)
                 if val in self.active:
-                    self.acc(val, Value(self.b.emit('load', var.dtype, [self.adj[var]])))
-                self.b.emit('store', None, [self.adj[var], self.b.value(0.0, var.dtype)])
+                    self.acc(val, g)
             return
         if s not in self.active:
             return
-        g = self.grad(s) if s in self.adj else None
+        g = self.grad(s) if self.has_adj(s) else None
         if op == 'gload':
             gf = s.buf.grad
             self.b.emit('atomic', gf.dtype, [self.m[i] for i in s.indices] + [g.stmt],
@@ -363,7 +411,8 @@ def adjoint_task(task, flags=None, ad_stack_size=0):
     body = ir.Block()
     b = Builder()
     with building(b), b.open(body):
-        rv = Reverser(task.body, active, b, ad_stack_size)
+        same = {task.body: task.loop.blocks[0]} if task.kind == 'parallel' else {}
+        rv = Reverser(task.body, active, b, ad_stack_size, same)
         if task.kind == 'parallel':
             loop = task.loop
             prologue = task.body.stmts[:task.body.stmts.index(loop)]

@@ -48,6 +48,12 @@ class ExpressionBuilder:
             return self.read(self.lookup(node.id))
         raise error('internal: Name store handled by assign')
 
+    def build_NamedExpr(self, node):
+        """`(x := value)`: assign the name (like `x = value`) and yield the variable's value,
+        as Taichi's build_NamedExpr does."""
+        self.assign(node.target, self(node.value))
+        return self.read(self.lookup(node.target.id))
+
     def build_Constant(self, node):
         return node.value
 

@@ -19,8 +19,9 @@ from .convert import arg_converter
 class CompiledTask:
     """A task's code (compiler.TaskCode) bound to the device: storage and pipeline."""
 
-    def __init__(self, code):
+    def __init__(self, code, push=None, options=None):
         self.code = code
+        self.push, self.options = push, options  # (for the geometry task, made on first need)
         self.task = code.task
         self.per_thread, self.min_groups = code.per_thread, code.min_groups
         self.cpu_driver = code.cpu_driver
@@ -34,6 +35,9 @@ class CompiledTask:
         self.args = None  # ndarray parameters: lang.arg_binding.TaskArgs, bound per launch
         self.fixed = None  # the geometry of a trip count known at compile time
         self.by_args = None  # a trip count made of scalar arguments: indices of those, memo
+        # the geometry task (passes/geometry.py), a CompiledTask made at the first launch that
+        # needs it; False where it cannot be made or is not used (geometry_indirect)
+        self._geometry = None if options is not None and _indirect_wanted(code) else False
         if code.known:
             self.fixed = self.groups(())
         elif self.total is not None and host_known(self.total):
@@ -55,7 +59,9 @@ class CompiledTask:
         arguments, and fields whose host copy is current); otherwise a small grid-stride grid on
         a CPU driver (any trip count runs correctly, all cores busy) or, where each invocation
         must run one iteration (long inner loops, passes.loop_limit), the bound read back from
-        the device; the largest grid on a GPU."""
+        the device; the largest grid on a GPU. None: only the device knows the trip count, and
+        the launcher records this task's geometry task (`geometry()`) and then the task as an
+        indirect dispatch (on GPUs, and on CPU drivers instead of the read-back)."""
         if self.total is None:
             return 1
         if self.fixed is not None:
@@ -70,12 +76,30 @@ class CompiledTask:
                 g = memo[key] = self._groups(host_eval(self.total, args))
             return g
         n = host_eval(self.total, args, binding.host_load)
+        if n is None and self._geometry is not False and self.args is None and \
+                self.geometry() is not None:
+            return None
         if n is None and self.per_thread == 1 and self.cpu_driver:
             # a CPU driver, and the task's inner loops need one outer iteration per invocation:
             # reading the bound back (one sync) costs far less than the maximum grid (65,535
             # workgroups: ~0.9 s on lavapipe, for mass_spring_game's 3 particles)
             n = host_eval(self.total, args, binding.host_load_synced)
         return self._groups(n)
+
+    def geometry(self):
+        """This task's geometry task, bound to the device, or None where the trip count depends
+        on values only the task computes (passes/geometry.unsupported says which)."""
+        if self._geometry is None:
+            if not state.runtime().can_indirect:  # a native module not rebuilt yet
+                self._geometry = False
+                return None
+            made = compiler.geometry(self.code, self.push, self.options)
+            self._geometry = False
+            if made is not None:
+                geo = CompiledTask(made[0])
+                geo.bind(state.runtime(), self.push)
+                self._geometry = geo
+        return self._geometry or None
 
     def _groups(self, n):
         if n is None:
@@ -85,6 +109,18 @@ class CompiledTask:
         if self.per_thread > 1:  # CPU driver: several iterations per invocation, but all cores busy
             groups = min(groups, max(self.min_groups, -(-n // (size * self.per_thread))))
         return max(1, min(groups, self.max_groups))
+
+
+def _indirect_wanted(code):
+    """Whether a launch whose trip count the host does not know runs a geometry task and an
+    indirect dispatch (passes/geometry.py): on GPUs (instead of the largest grid); on a CPU
+    driver where each invocation runs one iteration (instead of reading the bound back: a
+    sync); not for a CPU driver's grid-stride tasks, whose small grid serves any trip count.
+    VKDIFF_INDIRECT=0 turns it off (the fallbacks then serve every launch)."""
+    import os
+    if code.total is None or code.known or os.environ.get('VKDIFF_INDIRECT') == '0':
+        return False
+    return not code.cpu_driver or code.per_thread == 1
 
 
 def _is_cpu_driver(rt):
@@ -165,7 +201,8 @@ class TaskList:
         # a kernel that prints ends its launch with a sync: its output comes before the host's
         self.prints = device_log.sync_after(tasks)
         self.options = compile_options()
-        self.ctasks = [CompiledTask(c) for c in compiler.backend(name, tasks, push, self.options)]
+        self.ctasks = [CompiledTask(c, push, self.options)
+                       for c in compiler.backend(name, tasks, push, self.options)]
         self.debug_sync = False  # debug mode: sync (and report) at the end of each launch
         if state.offline is None:
             rt = state.runtime()
@@ -212,6 +249,11 @@ class TaskList:
                 ct.bind(rt, self.push)
             if ct.args is not None:
                 rt.dispatch(*ct.args.bound(rt, ct.binary, bound, groups, push))
+                continue
+            if groups is None:  # the device computes the workgroups: passes/geometry.py
+                geo = ct.geometry()
+                rt.dispatch(geo.algo, 1, push, geo.reads, geo.writes)
+                rt.dispatch_indirect(ct.algo, geo.writes[0], push, ct.reads, ct.writes)
                 continue
             rt.dispatch(ct.algo, groups, push, ct.reads, ct.writes)
         if arrays:

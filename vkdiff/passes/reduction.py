@@ -76,14 +76,16 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
     if not cands and not in_order:
         return [task]
     _hoist_invariant_loads(task)
-    if not task.loop.attrs.get('transposed'):
+    loop = task.loop
+    known = _known_total(loop) if one_group is not None else None
+    # a loop that runs as one workgroup is not split: the copy would double its code, its
+    # pipelines and its launches (gravity at N=8) for a few atomics saved
+    if not loop.attrs.get('transposed') and (known is None or known > one_group):
         split = _split_by_rate(task, cands)
         if split is not None:
             return [t for part in split
                     for t in optimize_reductions(part, features, groups, cpu, max_fields,
                                                  one_group)]
-    loop = task.loop
-    known = _known_total(loop) if one_group is not None else None
     loop.attrs['groups'] = groups
     uniform = [s for s in cands if all(_invariant(i, loop) for i in s.indices)]
     blocked = cpu or len(uniform) < len(cands) or bool(in_order)

@@ -111,6 +111,8 @@ class Runtime:
         # a native module built before Batch.wait (a checkout not rebuilt yet) only submits
         # and waits: every submission is then a sync point
         self.can_kick = hasattr(self.batch, 'wait')
+        # and one built before Batch.dispatch_indirect: run-time bounds use the host's geometry
+        self.can_indirect = hasattr(self.batch, 'dispatch_indirect')
         self.status_checks = []  # (Storage, check()): device status read back at every sync
 
     # -------------------------------------------------------------- recording
@@ -142,6 +144,19 @@ class Runtime:
 
     def dispatch(self, algo, groups, push, reads, writes):
         """Record one compute dispatch; `reads`/`writes` are Storages."""
+        self._record(reads, writes)
+        self.batch.dispatch(algo, groups, push)
+        self._recorded()
+
+    def dispatch_indirect(self, algo, geometry, push, reads, writes):
+        """Record a dispatch whose workgroup count an earlier command (a geometry task) wrote
+        into the Storage `geometry` (three uint32: x, y, z): read by this command, so the
+        write before it gets a barrier; the native op adds the indirect-read barrier."""
+        self._record(list(reads) + [geometry], writes)
+        self.batch.dispatch_indirect(algo, geometry.buf, push)
+        self._recorded()
+
+    def _record(self, reads, writes):
         for st in reads:
             if st.state == 'host':
                 self.upload(st)
@@ -152,7 +167,8 @@ class Runtime:
         self._hazard(reads, writes)
         self.used.update(reads)  # (staged storages too: cheaper than sorting them out)
         self.used.update(writes)
-        self.batch.dispatch(algo, groups, push)
+
+    def _recorded(self):
         now = time.perf_counter()
         if self.recording_since is None:
             self.recording_since = now

@@ -7,7 +7,8 @@ rasteriser does without multisampling (GGUI draws no anti-aliasing).
 
 Everything is vectorised with numpy: a batch of primitives becomes the list of candidate pixels
 of all their bounding boxes (``box_fragments``), a mask keeps the covered ones, and
-``write_ordered`` / ``write_depth_tested`` store them.  A batch is split so that no more than
+``write_ordered`` stores them in painter's order (2D) or a ``DepthResolve`` keeps the nearest
+per pixel for shading afterwards (3D).  A batch is split so that no more than
 ``_BUDGET`` candidates exist at once.
 
 Depth is Taichi's reversed depth: 1 at the near plane, 0 at the far plane, cleared to 0, and a
@@ -87,21 +88,34 @@ def write_ordered(rgb, ix, iy, colors):
     flat[iy * w + ix] = colors
 
 
-def write_depth_tested(rgb, depth, ix, iy, z, colors):
-    """Store the fragments that are nearer (larger reversed depth) than the depth buffer and
-    than every other fragment of the batch at their pixel; update the depth buffer."""
-    h, w = depth.shape
-    pix = iy * w + ix
-    dflat = depth.reshape(-1)
-    z = np.asarray(z, np.float32)
-    keep = (z > dflat[pix]) & (z <= 1.0) & (z >= 0.0)
-    if not keep.any():
-        return
-    pix, z, colors = pix[keep], z[keep], colors[keep]
-    order = np.argsort(z, kind="stable")  # the nearest fragment is written last
-    pix, z, colors = pix[order], z[order], colors[order]
-    rgb.reshape(h * w, 3)[pix] = colors
-    dflat[pix] = z
+class DepthResolve:
+    """Deferred depth test of one renderable: fragments only compete for pixels here (depth
+    and a few attributes each); the winners are shaded once at the end (``winners``), so
+    hidden fragments cost no shading.  The frame's depth buffer is updated as it goes."""
+
+    def __init__(self, depth, nattr):
+        self.width = depth.shape[1]
+        self.z = depth.reshape(-1)
+        self.prim = np.full(self.z.size, -1, np.int64)
+        self.attr = np.zeros((self.z.size, nattr), np.float64)
+
+    def add(self, ix, iy, z, prim, attr):
+        pix = iy * self.width + ix
+        z = np.asarray(z, np.float32)
+        keep = (z > self.z[pix]) & (z <= 1.0) & (z >= 0.0)
+        if not keep.any():
+            return
+        order = np.argsort(z[keep], kind="stable")  # the nearest is written last
+        sel = np.nonzero(keep)[0][order]
+        pix = pix[sel]
+        self.z[pix] = z[sel]
+        self.prim[pix] = prim[sel]
+        self.attr[pix] = attr[sel]
+
+    def winners(self):
+        """(flat pixel indices, primitive ids, attributes) of the fragments that stayed."""
+        pix = np.nonzero(self.prim >= 0)[0]
+        return pix, self.prim[pix], self.attr[pix]
 
 
 def to_rgba8(rgb, alpha=None):

@@ -81,19 +81,37 @@ def draw_particles(frame, view, centers, radii, colors):
     cam = np.concatenate([centers[ok], np.ones((ok.size, 1))], axis=1) @ view.view.T
     cam = cam[:, :3] / cam[:, 3:]
     radii, colors = radii[ok], colors[ok]
+    resolve = raster.DepthResolve(frame.depth, 2)
     for p, ix, iy in raster.box_fragments(x - rpx, x + rpx, y - rpx, y + rpx,
                                           frame.width, frame.height):
         dx = (ix + 0.5 - x[p]) / rpx[p]
         dy = (iy + 0.5 - y[p]) / rpx[p]
         d2 = dx * dx + dy * dy
         inside = d2 < 1.0
-        p, ix, iy, dx, dy, d2 = p[inside], ix[inside], iy[inside], dx[inside], dy[inside], d2[inside]
-        zs = np.sqrt(1.0 - d2)
-        normal = np.stack([dx, dy, zs], axis=1)
-        pos = cam[p] + normal * radii[p, None]
-        col = lambert(view, colors[p], pos, normal, light_space=view.view)
-        depth = view.project_z(cam[p, 2] + zs * radii[p])
-        raster.write_depth_tested(frame.rgb, frame.depth, ix, iy, depth, col.astype(np.float32))
+        p, dx, dy, d2 = p[inside], dx[inside], dy[inside], d2[inside]
+        depth = view.project_z(cam[p, 2] + np.sqrt(1.0 - d2) * radii[p])
+        resolve.add(ix[inside], iy[inside], depth, p, np.stack([dx, dy], axis=1))
+    pix, p, attr = resolve.winners()
+    dx, dy = attr[:, 0], attr[:, 1]
+    zs = np.sqrt(np.maximum(1.0 - dx * dx - dy * dy, 0.0))
+    normal = np.stack([dx, dy, zs], axis=1)
+    pos = cam[p] + normal * radii[p, None]
+    col = lambert(view, colors[p], pos, normal, light_space=view.view)
+    frame.rgb.reshape(-1, 3)[pix] = col
+
+
+def _resolve_triangles(frame, x, y, z, w, tris):
+    """Depth-resolve triangles (vertex ids tris (T, 3) into the per-vertex screen x, y,
+    depth z and clip w); returns the visible pixels, their triangles and perspective-correct
+    barycentric weights."""
+    resolve = raster.DepthResolve(frame.depth, 3)
+    for t, ix, iy, bary in raster.triangle_fragments(x[tris], y[tris], frame.width, frame.height):
+        corner = tris[t]
+        resolve.add(ix, iy, np.einsum("fk,fk->f", bary, z[corner]), t, bary)
+    pix, t, bary = resolve.winners()
+    pc = bary / w[tris[t]]  # perspective-correct weights
+    pc /= pc.sum(axis=1, keepdims=True)
+    return pix, t, pc
 
 
 def draw_mesh(frame, view, positions, normals, colors, tris, two_sided, model=None):
@@ -105,16 +123,12 @@ def draw_mesh(frame, view, positions, normals, colors, tris, two_sided, model=No
     tris = tris[front[tris].all(axis=1)]
     if tris.size == 0:
         return
-    for t, ix, iy, bary in raster.triangle_fragments(x[tris], y[tris], frame.width, frame.height):
-        corner = tris[t]
-        depth = np.einsum("fk,fk->f", bary, z[corner])
-        pc = bary / w[corner]  # perspective-correct weights
-        pc /= pc.sum(axis=1, keepdims=True)
-        pos = np.einsum("fk,fkc->fc", pc, positions[corner])
-        nrm = np.einsum("fk,fkc->fc", pc, normals[corner])
-        base = np.einsum("fk,fkc->fc", pc, colors[corner])
-        col = lambert(view, base, pos, nrm, two_sided)
-        raster.write_depth_tested(frame.rgb, frame.depth, ix, iy, depth, col.astype(np.float32))
+    pix, t, pc = _resolve_triangles(frame, x, y, z, w, tris)
+    corner = tris[t]
+    pos = np.einsum("fk,fkc->fc", pc, positions[corner])
+    nrm = np.einsum("fk,fkc->fc", pc, normals[corner])
+    base = np.einsum("fk,fkc->fc", pc, colors[corner])
+    frame.rgb.reshape(-1, 3)[pix] = lambert(view, base, pos, nrm, two_sided)
 
 
 def draw_lines(frame, view, p0, p1, c0, c1, width_px):
@@ -136,14 +150,8 @@ def draw_lines(frame, view, p0, p1, c0, c1, width_px):
         c[:, :2] += s * tangent * q[:, 3:]
         corners.append(c)
     verts = np.stack([corners[0], corners[1], corners[2], corners[2], corners[1], corners[3]], 1)
-    cols = np.stack([c0, c0, c1, c1, c0, c1], 1)
-    verts = verts.reshape(-1, 3, 4)
-    cols = cols.reshape(-1, 3, 3)
+    cols = np.stack([c0, c0, c1, c1, c0, c1], 1).reshape(-1, 3)
     x, y, z, w = view.to_pixels(verts.reshape(-1, 4))
-    x, y, z, w = (v.reshape(-1, 3) for v in (x, y, z, w))
-    for t, ix, iy, bary in raster.triangle_fragments(x, y, frame.width, frame.height):
-        depth = np.einsum("fk,fk->f", bary, z[t])
-        pc = bary / w[t]
-        pc /= pc.sum(axis=1, keepdims=True)
-        col = np.einsum("fk,fkc->fc", pc, cols[t])
-        raster.write_depth_tested(frame.rgb, frame.depth, ix, iy, depth, col.astype(np.float32))
+    tris = np.arange(x.size).reshape(-1, 3)
+    pix, t, pc = _resolve_triangles(frame, x, y, z, w, tris)
+    frame.rgb.reshape(-1, 3)[pix] = np.einsum("fk,fkc->fc", pc, cols[tris[t]])

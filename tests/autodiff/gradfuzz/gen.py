@@ -224,11 +224,11 @@ class Gen:
             (a, ia) = self.ex(sc, d - 1)
             p = self.pick((2, 3, 1.5, 'var'))
             if p in (2, 3):
-                return self.bound(f'({a}) ** {p}', i_sq(ia) if p == 2 else i_mono(lambda t: t ** 3, ia))
+                return self.bound(f'(({a}) ** {p})', i_sq(ia) if p == 2 else i_mono(lambda t: t ** 3, ia))
             if ia[0] <= 0.1:
                 a, ia = f'(1.0 + {a} * {a})', i_add((1.0, 1.0), i_sq(ia))
             if p == 1.5:
-                return self.bound(f'{a} ** 1.5', i_mono(lambda t: t ** 1.5, ia))
+                return self.bound(f'({a}) ** 1.5', i_mono(lambda t: t ** 1.5, ia))
             e = self.ex(sc, d - 1)
             e = (f'ti.sin({e[0]})', (-1.0, 1.0))
             return self.bound(f'ti.pow({a}, {e[0]})', hull(*[(ia[u] ** e[1][w], ia[u] ** e[1][w]) for u in (0, 1) for w in (0, 1)]))

@@ -248,6 +248,97 @@ struct OpDispatch : kp::OpBase {
 using Stage = vk::PipelineStageFlagBits;
 using Access = vk::AccessFlagBits;
 
+// Indirect dispatch (a launch geometry the device computes: lang/compiled.py's geometry
+// tasks). kp::Tensor's buffers lack INDIRECT_BUFFER usage, so a geometry task writes its
+// workgroup count (x, y, z) into an ordinary Buffer and each indirect dispatch copies those
+// 12 bytes into this one buffer (TRANSFER_DST | INDIRECT_BUFFER), one per Device, then
+// dispatches from it. Made on first use, destroyed by Ctx::close.
+struct IndirectArgs {
+    VkDevice device = VK_NULL_HANDLE;
+    VkBuffer buf = VK_NULL_HANDLE;
+    VkDeviceMemory mem = VK_NULL_HANDLE;
+
+    void create(VkPhysicalDevice phys, VkDevice dev)
+    {
+        device = dev;
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = 16;
+        bci.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+        check(vkCreateBuffer(dev, &bci, nullptr, &buf), "vkCreateBuffer (indirect arguments)");
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(dev, buf, &req);
+        VkPhysicalDeviceMemoryProperties mp;
+        vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+        uint32_t type = UINT32_MAX;
+        for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)  // device-local first
+            if ((req.memoryTypeBits & (1u << i)) &&
+                (mp.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+                type = i;
+        for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)
+            if (req.memoryTypeBits & (1u << i)) type = i;
+        if (type == UINT32_MAX) {
+            destroy();
+            fail("no memory type for the indirect dispatch arguments");
+        }
+        VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        mai.allocationSize = req.size;
+        mai.memoryTypeIndex = type;
+        VkResult r = vkAllocateMemory(dev, &mai, nullptr, &mem);
+        if (r != VK_SUCCESS) {
+            mem = VK_NULL_HANDLE;
+            destroy();
+            check(r, "vkAllocateMemory (indirect arguments)");
+        }
+        check(vkBindBufferMemory(dev, buf, mem, 0), "vkBindBufferMemory (indirect arguments)");
+    }
+    void destroy()
+    {
+        if (buf != VK_NULL_HANDLE) vkDestroyBuffer(device, buf, nullptr);
+        if (mem != VK_NULL_HANDLE) vkFreeMemory(device, mem, nullptr);
+        buf = VK_NULL_HANDLE;
+        mem = VK_NULL_HANDLE;
+    }
+};
+
+// Copy a geometry Buffer's first 12 bytes into the indirect arguments, then dispatch `algo`
+// with them. Barriers: the geometry task's shader write (and earlier copies and indirect reads
+// of the arguments: write-after-write, write-after-read) before the copy; the copy before the
+// indirect read (TRANSFER_WRITE -> INDIRECT_COMMAND_READ at DRAW_INDIRECT, a buffer barrier).
+struct OpDispatchIndirect : kp::OpBase {
+    std::shared_ptr<kp::Algorithm> algo;  // kept alive until the submit is done
+    std::shared_ptr<TexelAlgo> own;  // instead of algo: a pipeline with texel bindings
+    std::shared_ptr<kp::Tensor> geometry;
+    VkBuffer args = VK_NULL_HANDLE;
+    bool bind = true;
+    const void* push = nullptr;  // only valid during record()
+    uint32_t push_bytes = 0;
+    void record(const vk::CommandBuffer& cb) override
+    {
+        vk::MemoryBarrier before(Access::eShaderWrite | Access::eTransferWrite,
+                                 Access::eTransferRead | Access::eTransferWrite);
+        cb.pipelineBarrier(Stage::eComputeShader | Stage::eTransfer | Stage::eDrawIndirect,
+                           Stage::eTransfer, {}, before, nullptr, nullptr);
+        vk::Buffer dst(args);
+        cb.copyBuffer(geometry->constructDescriptorBufferInfo().buffer, dst, vk::BufferCopy(0, 0, 12));
+        vk::BufferMemoryBarrier after(Access::eTransferWrite, Access::eIndirectCommandRead,
+                                      VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, dst, 0, 12);
+        cb.pipelineBarrier(Stage::eTransfer, Stage::eDrawIndirect, {}, nullptr, after, nullptr);
+        if (own) {
+            own->record(static_cast<VkCommandBuffer>(cb), bind, push, push_bytes);
+        } else {
+            if (bind) algo->recordBindCore(cb);
+            if (push_bytes) {
+                algo->setPushConstants(const_cast<void*>(push), push_bytes / 4, 4);
+                algo->recordBindPush(cb);
+            }
+        }
+        cb.dispatchIndirect(dst, 0);
+        push = nullptr;
+    }
+    void preEval(const vk::CommandBuffer&) override {}
+    void postEval(const vk::CommandBuffer&) override {}
+};
+
 // Everything one Device owns; shared by every object made from it.
 struct Ctx {
     std::shared_ptr<Instance> owner;  // keeps the shared VkInstance alive
@@ -268,6 +359,7 @@ struct Ctx {
     std::vector<std::weak_ptr<kp::Sequence>> seqs;
     std::vector<std::weak_ptr<TexelAlgo>> texel_algos;
     std::vector<std::weak_ptr<TexelView>> texel_views;
+    IndirectArgs indirect;  // made by the first indirect dispatch
     std::shared_ptr<kp::Tensor> dummy;  // bound to kernels that take no buffer
     std::shared_ptr<OpBarrier> barrier = std::make_shared<OpBarrier>(
       Stage::eComputeShader | Stage::eTransfer, Access::eShaderWrite | Access::eTransferWrite,
@@ -448,6 +540,7 @@ struct Ctx {
         for (auto& w : texel_algos) if (auto a = w.lock()) a->destroy();
         for (auto& w : texel_views) if (auto v = w.lock()) v->destroy();
         for (auto& w : tensors) if (auto t = w.lock()) t->destroy();
+        indirect.destroy();
         mgr.reset();  // kp::Manager first: it was handed our device, it does not own it
         vkDestroyDevice(*device, nullptr);
         owner.reset();  // destroys the VkInstance if no other Device uses it
@@ -579,6 +672,32 @@ struct PyBatch {
         op->bind = bound != key;
         op->groups_x = uint32_t(groups_x);
         op->push = data;
+        op->push_bytes = uint32_t(len);
+        s.record(op);
+        bound = key;
+        pending++;
+    }
+    // Record `a` dispatched with the workgroup count in `geometry`'s first three uint32
+    // (written by an earlier command: a geometry task), through OpDispatchIndirect.
+    void dispatch_indirect(PyAlgorithm& a, PyBuffer& geometry, py::handle push)
+    {
+        if (a.ctx != ctx || geometry.ctx != ctx) fail("dispatch_indirect: an object belongs to another Device");
+        if (geometry.nbytes < 12) fail("dispatch_indirect: the geometry Buffer holds less than 12 bytes");
+        py::buffer_info info = py::reinterpret_borrow<py::buffer>(push).request();
+        Py_ssize_t len = info.size * info.itemsize;
+        if (uint64_t(len) != a.push_bytes)
+            fail("dispatch_indirect: push constants are " + std::to_string(len) +
+                 " bytes but the Algorithm was made for " + std::to_string(a.push_bytes));
+        kp::Sequence& s = recording();
+        if (ctx->indirect.buf == VK_NULL_HANDLE) ctx->indirect.create(*ctx->phys, *ctx->device);
+        auto op = std::make_shared<OpDispatchIndirect>();
+        op->algo = a.algo;
+        op->own = a.own;
+        const void* key = a.own ? static_cast<const void*>(a.own.get()) : a.algo.get();
+        op->geometry = geometry.t;
+        op->args = ctx->indirect.buf;
+        op->bind = bound != key;
+        op->push = info.ptr;
         op->push_bytes = uint32_t(len);
         s.record(op);
         bound = key;
@@ -1040,6 +1159,9 @@ PYBIND11_MODULE(_vkrt, m)
            "Record the copy of a Buffer to its staging memory (nothing when mapped).")
       .def("dispatch", &PyBatch::dispatch, py::arg("algo"), py::arg("groups_x"), py::arg("push"))
       .def("barrier", &PyBatch::barrier)
+      .def("dispatch_indirect", &PyBatch::dispatch_indirect, py::arg("algo"), py::arg("geometry"),
+           py::arg("push"), "Record a dispatch of algo whose workgroup count (x, y, z: uint32) "
+           "an earlier command wrote into the first 12 bytes of the Buffer geometry.")
       .def("submit", &PyBatch::submit, py::arg("wait") = true)
       .def("wait", &PyBatch::wait)
       .def_property_readonly("inflight", [](const PyBatch& b) { return b.inflight.size(); })
