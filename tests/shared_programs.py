@@ -115,9 +115,13 @@ def gravity(N, dtype=ti.f32):
     return x, U, compute_U
 
 
-def gravity_expected(xs, eps=1e-3):
+GRAVITY_EPS = float(np.float32(1e-3))  # the kernel's literal 1e-3: an f32 constant (default_fp)
+
+
+def gravity_expected(xs, eps=GRAVITY_EPS):
     """(U, dU/dx) of positions xs (N x 2) in f64: dU/dx_k = 2 sum_j (x_k - x_j)
-    (|x_k - x_j|^2 + eps)^-3/2."""
+    (|x_k - x_j|^2 + eps)^-3/2. eps is the kernel's 1e-3 as Taichi 1.7.4 types it under
+    default_fp=f32 (0.0010000000474974513, also next to f64 values)."""
     X = np.asarray(xs, np.float64)
     d = X[:, None, :] - X[None, :, :]
     r2 = (d ** 2).sum(-1) + eps

@@ -399,3 +399,24 @@ def test_literals_follow_default_fp_and_default_ip():
         return ti.Vector([f[0] * 1.1, i[0] + 1, u[0] - 1, f[0] / 3, i[0] * 2, a], ti.f64)
 
     assert k().to_list() == [1.1, 2**31, -1, 1 / 3, 2**32 - 2, float(np.float32(1.1))]
+
+
+def test_f32_literals_keep_f32_precision_next_to_f64_values():
+    """With the default default_fp=f32 a float literal is an f32 constant (Taichi 1.7.4): an f32
+    local `c = 0.1` holds 0.10000000149011612 however it is used, and `f64 * 1.1` / `f64 + 0.1`
+    use the f32 constants (Taichi CPU printed 1.100000023841858 and 1.1000000014901161). vkdiff
+    folded cast(f32 0.1) to the f64 0.1 (an exact 0.1 in d[1] only when the local was
+    forwarded), and multiplied by the exact 1.1."""
+    d = ti.field(ti.f64, 4)
+    d[3] = 1.0
+
+    @ti.kernel
+    def k(a: ti.f64):
+        c = 0.1
+        d[0] = c
+        d[1] = a * 1.1
+        d[2] = d[3] + 0.1
+
+    k(1.0)
+    assert d.to_numpy().tolist() == [0.10000000149011612, 1.100000023841858, 1.1000000014901161,
+                                     1.0]

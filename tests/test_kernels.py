@@ -872,3 +872,27 @@ def test_template_tuple_of_fields_is_keyed_by_its_fields():
     setk((fs[0], (fs[1],))[:1] + (fs[1],), 5.0)
     assert impl.get_runtime().get_num_compiled_functions() - before == 2
     assert [f[1] for f in fs] == [5.0, 5.0, 7.0, 7.0]
+
+
+def test_u1_vector_return():
+    """`-> ti.types.vector(4, ti.u1)` (test_logical_op.py::test_logical_vec_bool, ALL_ARCHS):
+    entries come back 0 / 1 (Taichi 1.7.4 CPU: [True, True, True, False] for a or b and
+    [True, False, False, False] for a and b). vkdiff failed to compile the kernel (a bool
+    storage buffer, rejected by spirv-val)."""
+    vec4d = ti.types.vector(4, ti.u1)
+
+    @ti.kernel
+    def p() -> vec4d:
+        a = ti.Vector([True, True, False, False])
+        b = ti.Vector([True, False, True, False])
+        return a or b
+
+    @ti.kernel
+    def q(x: ti.i32) -> vec4d:
+        a = ti.Vector([True, True, False, x > 0])
+        b = ti.Vector([True, False, True, x > 1])
+        return a and b
+
+    assert p().to_list() == [True, True, True, False]
+    assert q(0).to_list() == [True, False, False, False]
+    assert q(2).to_list() == [True, False, False, True]

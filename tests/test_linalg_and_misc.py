@@ -327,8 +327,9 @@ def test_polar_decompose_3x3_gradient():
         f()
 
     def ref(M):
+        # the weights are float literals in the kernel: f32 constants under default_fp=f32
         Rm, Sm = _polar_ref(M)
-        return (Rm * W_R).sum() + (Sm * W_S).sum()
+        return (Rm * W_R.astype(np.float32)).sum() + (Sm * W_S.astype(np.float32)).sum()
 
     np.testing.assert_allclose(loss[None], ref(A0), rtol=1e-13)
     h, g = 1e-6, np.zeros((3, 3))

@@ -386,3 +386,30 @@ def test_unknown_member_names_the_members():
         with pytest.raises(AttributeError) as e:
             obj.z
         assert str(e.value).startswith(f"{what} has no member 'z' (members: a, "), str(e.value)
+
+
+def test_dataclass_python_methods_on_returned_values():
+    """A plain Python method of a @ti.dataclass works on its values in Python scope, including
+    a kernel's returned struct (test_struct.py::test_func_of_data_class_as_kernel_return under
+    ALL_ARCHS: Taichi gives c.x == 4, c.y == 8; vkdiff raised AttributeError 'add_python')."""
+    @ti.dataclass
+    class Foo:
+        x: ti.f32
+        y: ti.f32
+
+        @ti.func
+        def add(self, other: ti.template()):
+            return Foo(self.x + other.x, self.y + other.y)
+
+        def add_python(self, other):
+            return Foo(self.x + other.x, self.y + other.y)
+
+    @ti.kernel
+    def foo(x: Foo) -> Foo:
+        return x.add(x)
+
+    b = foo(Foo(1, 2))
+    assert (b.x, b.y) == (2, 4)
+    c = b.add_python(b)
+    assert (c.x, c.y) == (4, 8)
+    assert Foo(1, 5).add_python(Foo(2, 3)).y == 8

@@ -15,6 +15,9 @@ N = 32
 
 @pytest.fixture
 def data():
+    # f64 kernels with default_fp=f64: float literals (eps, 0.5, ...) are f64 constants, as the
+    # f64 references here assume (under default_fp=f32 Taichi rounds them to f32)
+    ti.init(default_fp=ti.f64)
     rng = np.random.default_rng(7)
     s = rng.normal(size=N) * 2
     s[:5] = [0.0, -0.0, np.nan, 1.0, -3.0]

@@ -20,7 +20,9 @@ The first frames/iterations (compilation) are not timed. Times are medians of th
 the ratio is Taichi's time over vkdiff's (> 1: vkdiff faster). The first iteration/frame is shown
 apart, wall and CPU time (the process's threads and children): with the compile caches as found
 (vkdiff's SPIR-V cache, Taichi's offline cache: warm after an earlier run), or with --cold empty
-(a fresh VKDIFF_CACHE_DIR; Taichi's offline_cache off); the driver's shader cache stays as found. Taichi is a benchmark-only
+(a fresh VKDIFF_CACHE_DIR; Taichi's offline_cache off; both with an empty MESA_SHADER_CACHE_DIR:
+lavapipe compiles each pipeline with LLVM at its first dispatch unless its shader cache,
+~/.cache/mesa_shader_cache, has it). Taichi is a benchmark-only
 reference installed in a side virtual environment (pip install taichi==1.7.4), never a vkdiff
 dependency; without it the table shows vkdiff alone.
 
@@ -176,14 +178,18 @@ def bytecode_env():
 
 def run_program(python, backend, kind, path, frames, skip, timeout=900, fp='f32',
                 arch='vulkan', cold=False, extra_env=None):
-    """One program on one backend in a fresh process. cold: its compile cache empty (vkdiff: a
-    fresh VKDIFF_CACHE_DIR; Taichi: offline_cache off); extra_env: more environment variables."""
+    """One program on one backend in a fresh process. cold: its compile caches empty (vkdiff: a
+    fresh VKDIFF_CACHE_DIR; Taichi: offline_cache off; both: an empty MESA_SHADER_CACHE_DIR, the
+    driver's cache of compiled shaders, else ~/.cache/mesa_shader_cache: lavapipe compiles each
+    pipeline with LLVM at its first dispatch unless that cache has it); extra_env: more
+    environment variables."""
     env = bytecode_env() if backend == 'vkdiff' else {}
     env.update(extra_env or {})
     with tempfile.TemporaryDirectory(prefix='vkdiff-bench-cold') as d:
         if cold:
             env.update({'VKDIFF_CACHE_DIR': d} if backend == 'vkdiff' else
                        {'TI_OFFLINE_CACHE': '0'})
+            env['MESA_SHADER_CACHE_DIR'] = os.path.join(d, 'mesa')
         r = run_worker(python, [os.path.abspath(__file__), '--worker', backend, kind, path,
                                 str(frames), str(skip), fp, arch], backend,
                        os.path.dirname(path), timeout, env)
@@ -256,7 +262,8 @@ def main():
                     help='run vkdiff alone (Taichi only locates its examples)')
     ap.add_argument('--cold', action='store_true',
                     help='first iteration/frame with empty compile caches (a fresh '
-                         'VKDIFF_CACHE_DIR; Taichi offline_cache off)')
+                         'VKDIFF_CACHE_DIR; Taichi offline_cache off; both an empty '
+                         'MESA_SHADER_CACHE_DIR, the driver\'s shader cache)')
     ap.add_argument('--ab-env', default='', metavar='NAME=VALUE[,NAME=VALUE]',
                     help='also run vkdiff with these environment variables (e.g. '
                          'VKDIFF_DISABLE_FEATURES=texel_reads): a column "vkdiff B ms" and its '

@@ -80,6 +80,10 @@ class VkdiffValueError(VkdiffError, ValueError):
     """A Python-scope value of the right type but a wrong shape or value."""
 
 
+class FieldOffsetError(CompileError, ValueError):
+    """A field's `offset=` does not fit its shape (Taichi's TaichiCompilationError)."""
+
+
 class FieldShapeError(TaichiRuntimeError, VkdiffValueError):
     """A field shape with a zero or negative dimension (Taichi: TaichiRuntimeError; also a
     ValueError)."""

@@ -30,6 +30,8 @@ device storage at launch.
 """
 import math
 
+import numpy as np
+
 from . import types as T
 from .optable import UNARY, BINARY, COMPARE, PURE  # noqa: F401  views of the op table
 
@@ -295,9 +297,13 @@ def format_ir(block, names=None):
 
 
 def const(value, dtype):
-    """A constant statement (not attached to any block)."""
+    """A constant statement (not attached to any block); a float value is rounded to its type
+    (an f32 constant 0.1 is 0.10000000149011612 wherever it is folded or widened)."""
     if dtype.is_float:
         value = float(value)
+        if dtype.bits != 64:
+            with np.errstate(over='ignore'):  # beyond the type's range: inf, as on the device
+                value = float(dtype.np.type(value))
     elif dtype.is_bool:
         value = bool(value)
     else:

@@ -5,7 +5,7 @@ import pytest
 
 import vkdiff as ti
 
-from shared_programs import gravity, gravity_expected
+from shared_programs import GRAVITY_EPS, gravity, gravity_expected
 
 
 def test_fwdmode_several_outputs_and_vector_fields():
@@ -114,7 +114,7 @@ def test_custom_op_in_both_modes():
     assert loss.dual[None] == pytest.approx(g @ seed, rel=1e-10)
 
 
-def _hessian_ref(xs, eps=1e-3):
+def _hessian_ref(xs, eps=GRAVITY_EPS):
     """Analytic Hessian of U = -sum_{i,j} (|x_i-x_j|^2+eps)^-1/2 (both orders of each pair)."""
     n = len(xs)
     H = np.zeros((n, 2, n, 2))

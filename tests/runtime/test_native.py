@@ -506,6 +506,86 @@ def test_subgroup_arithmetic(dev):
 
 
 # ------------------------------------------------------------------ errors
+def _needs(obj, name):
+    if not hasattr(obj, name):
+        pytest.skip(f"_vkrt predates {name}: rebuild it (bash tools/setup.sh)")
+
+
+def test_fill_and_copy_commands(dev):
+    """Batch.fill / Batch.copy record vkCmdFillBuffer / vkCmdCopyBuffer on the device buffer,
+    ordered with dispatches by Batch.barrier (a transfer write, then a shader read)."""
+    _needs(_vkrt.Batch, "fill")
+    n = 256
+    a, b = dev.buffer(4 * n), dev.buffer(4 * n)
+    add = dev.algorithm([a], glsl(ADD), 8)
+    batch = dev.batch()
+    batch.fill(a, 0, 4 * n, 7)
+    batch.barrier()
+    batch.fill(a, 16, 8, 0xFFFFFFFF)       # a range inside: words 4 and 5
+    batch.barrier()
+    batch.dispatch(add, (n + 63) // 64, struct.pack("<II", n, 1))
+    batch.barrier()
+    batch.copy(a, b, 4, 0, 4 * (n - 1))     # b[i] = a[i + 1]
+    batch.barrier()
+    batch.download(a)
+    batch.download(b)
+    batch.submit()
+    expected = np.full(n, 8, np.uint32)
+    expected[4:6] = 0  # 0xFFFFFFFF + 1
+    assert (u32(a) == expected).all()
+    assert (u32(b)[:n - 1] == expected[1:]).all() and u32(b)[n - 1] == 0
+    with pytest.raises(RuntimeError, match="multiples of 4"):
+        batch.fill(a, 2, 4, 0)
+    with pytest.raises(RuntimeError, match="multiples of 4"):
+        batch.copy(a, b, 0, 0, 4 * n + 4)
+    with pytest.raises(RuntimeError, match="overlap"):
+        batch.copy(a, a, 0, 4, 8)
+    assert batch.pending == 0
+
+
+def test_algorithms_made_together(dev):
+    """Device.algorithms makes several pipelines at once (threads, without the GIL); each works
+    as one from Device.algorithm, and one bad item fails the call with nothing left made."""
+    _needs(_vkrt.Device, "algorithms")
+    n = 128
+    bufs = [dev.buffer(4 * n) for _ in range(5)]
+    algos = dev.algorithms([([buf], glsl(ADD), 8) for buf in bufs], threads=3)
+    assert len(algos) == 5
+    batch = dev.batch()
+    for k, (buf, algo) in enumerate(zip(bufs, algos)):
+        batch.dispatch(algo, (n + 63) // 64, struct.pack("<II", n, k + 1))
+    batch.barrier()
+    for buf in bufs:
+        batch.download(buf)
+    batch.submit()
+    for k, buf in enumerate(bufs):
+        assert (u32(buf) == k + 1).all()
+    with pytest.raises(RuntimeError, match="SPIR-V"):
+        dev.algorithms([([bufs[0]], glsl(ADD), 8), ([bufs[1]], b"not spir-v at all...", 0)])
+    assert dev.algorithms([]) == []
+
+
+def test_prewarm(dev):
+    """Device.prewarm compiles shaders on a helper device's queue thread and returns at once;
+    the pipelines then work as before, and closing a device with prewarms queued or running
+    waits for none of them to finish (nor hangs)."""
+    _needs(_vkrt.Device, "prewarm")
+    n = 64
+    buf = dev.buffer(4 * n)
+    dev.prewarm([([buf], glsl(ADD), 8), ([buf, buf], glsl(READ), 0)])
+    add = dev.algorithm([buf], glsl(ADD), 8)
+    run(dev, (add, 1, struct.pack("<II", n, 3)), ("bar",), ("down", buf))
+    assert (u32(buf) == 3).all()
+    with pytest.raises(RuntimeError, match="SPIR-V"):
+        dev.prewarm([([buf], b"not spir-v at all...", 0)])
+    other = new_device()
+    b2 = other.buffer(16)
+    other.prewarm([([b2], glsl(ADD), 8), ([b2], glsl(WRITE), 0), ([b2, b2], glsl(READ), 0)])
+    other.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        other.prewarm([([b2], glsl(ADD), 8)])
+
+
 def test_errors_are_runtime_errors(dev):
     buf = dev.buffer(64)
     add = dev.algorithm([buf], glsl(ADD), 8)

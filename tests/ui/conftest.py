@@ -1,6 +1,5 @@
-"""Fixtures for the ti.ui (GGUI) tests: an off-screen window and pixel-centre helpers."""
+"""Fixtures for the ti.ui (GGUI) tests: an off-screen window and a private Xvfb."""
 
-import numpy as np
 import pytest
 
 import vkdiff as ti
@@ -12,11 +11,6 @@ def window():
     w = ti.ui.Window("test", (64, 48), show_window=False)
     yield w
     w.destroy()
-
-
-def centres(width, height):
-    """Pixel centres (x, y) in pixels, indexed [x, y] like get_image_buffer_as_numpy."""
-    return np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5, indexing="ij")
 
 
 @pytest.fixture(scope="module")

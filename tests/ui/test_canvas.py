@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
-from conftest import centres
-
 W, H = 64, 48
+
+
+def centres(width, height):
+    """Pixel centres (x, y) in pixels, indexed [x, y] like get_image_buffer_as_numpy."""
+    return np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5, indexing="ij")
 
 
 def rgb(img):

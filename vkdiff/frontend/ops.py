@@ -86,7 +86,9 @@ def taichi_literal(x, other):
     default_ip / default_fp constant promoted with `other`. The builder lets a literal adopt the
     other side's type, which is the same type except next to an 8/16-bit value (`u8 - 1` is the
     i32 -1, `f16 * 1.1` is f32) or a value narrower than the defaults (`f32 * 1.1` is f64 under
-    default_fp=f64); there `x` becomes a constant of Taichi's type. An integer that does not
+    default_fp=f64); there `x` becomes a constant of Taichi's type. A float literal next to a
+    wider float keeps default_fp's precision (with default_fp=f32, `f64 * 1.1` multiplies by
+    1.100000023841858, as Taichi does). An integer that does not
     fit default_ip (Taichi rejects it) or a bool keeps adopting the other side's type."""
     if not isinstance(other, Value) or isinstance(x, Value) or not is_number(x):
         return x
@@ -99,6 +101,9 @@ def taichi_literal(x, other):
         if not lo <= v <= hi:
             return x
     t = T.promote(lt, other.dtype)
+    if isinstance(v, float) and lt.bits < t.bits:
+        with np.errstate(over='ignore'):  # an f32 literal next to an f64 value (1e300: inf)
+            return as_value(float(lt.np.type(v)), t)
     adopted = other.dtype if other.dtype.is_float or isinstance(v, int) else lt
     return x if t is T.promote(adopted, other.dtype) else as_value(v, t)
 

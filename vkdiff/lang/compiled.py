@@ -45,14 +45,20 @@ class CompiledTask:
                                     if x.op == 'arg'}), {})
 
     def bind(self, rt, push):
+        item = self.pipeline_item(push)
+        if item is not None:
+            self.algo = pipeline(rt, *item, self.texels)
+
+    def pipeline_item(self, push):
+        """Bind the task's Buffers to storage; the (buffers, spirv, push size) its pipeline is
+        made from, or None (ndarray parameters: bound per launch)."""
         if any(arg_root(b) is not None for b in self.fields):
             self.args = TaskArgs(self.fields, self.read_fields, self.write_fields, push.size,
                                  self.texels)
-            return
+            return None
         self.reads = [binding.storage_for(b) for b in self.read_fields]
         self.writes = [binding.storage_for(b) for b in self.write_fields]
-        self.algo = pipeline(rt, [binding.storage_for(b).buf for b in self.fields],
-                             self.binary, push.size, self.texels)
+        return [binding.storage_for(b).buf for b in self.fields], self.binary, push.size
 
     def groups(self, args):
         """Workgroups for this launch, from the trip count when the host knows it (constants,
@@ -109,6 +115,29 @@ class CompiledTask:
         if self.per_thread > 1:  # CPU driver: several iterations per invocation, but all cores busy
             groups = min(groups, max(self.min_groups, -(-n // (size * self.per_thread))))
         return max(1, min(groups, self.max_groups))
+
+
+def bind_tasks(rt, ctasks, push):
+    """Bind tasks and make their pipelines: several at once where the native module can
+    (Device.algorithms: threads without the GIL; a driver that compiles shaders in
+    vkCreateComputePipelines compiles them in parallel)."""
+    todo = [(ct, item) for ct in ctasks for item in [ct.pipeline_item(push)] if item is not None]
+    # texel views (codegen/memory.py plan_texels): a pipeline of the runtime's own, made alone
+    # and not prewarmed (the helper device binds storage buffers only)
+    for ct, item in todo:
+        if ct.texels:
+            ct.algo = pipeline(rt, *item, ct.texels)
+    todo = [(ct, item) for ct, item in todo if not ct.texels]
+    many = getattr(rt.device, 'algorithms', None)
+    if len(todo) > 1 and many is not None:
+        for (ct, _), algo in zip(todo, many([item for _, item in todo])):
+            ct.algo = algo
+    else:
+        for ct, item in todo:
+            ct.algo = rt.device.algorithm(*item)
+    # the first task's shader is compiled by its own first dispatch; the others' meanwhile, last
+    # first, on a helper (lavapipe: Runtime.prewarm)
+    rt.prewarm([item for _, item in todo[:0:-1]])
 
 
 def _indirect_wanted(code):
@@ -204,10 +233,11 @@ class TaskList:
         self.ctasks = [CompiledTask(c, push, self.options)
                        for c in compiler.backend(name, tasks, push, self.options)]
         self.debug_sync = False  # debug mode: sync (and report) at the end of each launch
+        self.fresh = False  # pipelines made, not launched yet
         if state.offline is None:
             rt = state.runtime()
-            for ct in self.ctasks:
-                ct.bind(rt, push)
+            bind_tasks(rt, self.ctasks, push)
+            self.fresh = True
             self.debug_sync = any(debug_status.reports(rt, ct.fields) for ct in self.ctasks)
 
     def pack(self, args):
@@ -258,6 +288,11 @@ class TaskList:
             rt.dispatch(ct.algo, groups, push, ct.reads, ct.writes)
         if arrays:
             bound.finish()  # host arrays the kernel wrote get the data back
+        if self.fresh:
+            # a CPU driver (lavapipe) compiles a pipeline at its first dispatch, on its queue
+            # thread: submitted now, that runs while the host compiles the next kernel
+            self.fresh = False
+            rt.kick()
         if self.debug_sync or self.prints:
             rt.flush()  # a check that failed raises here; lang/device_log.py prints records
         if self.ret_field is not None:

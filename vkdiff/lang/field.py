@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import (FieldIndexError, IndexCountError, IndexTypeError, TaichiRuntimeError,
+from ..errors import (FieldIndexError, FieldOffsetError, IndexCountError, IndexTypeError, TaichiRuntimeError,
                       UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, state
 from .proxy import element
@@ -348,7 +348,9 @@ class Field(ir.ElementShape):
         if not isinstance(other, Field):
             raise VkdiffTypeError(f'copy_from: field {self.name} copies from another field, got '
                                   f'{type(other).__name__} (use from_numpy for arrays)')
-        self.from_numpy(other.to_numpy())
+        from .builtin_kernels import copy_field
+        if not copy_field(self, other):  # (one copy command on the device: no host sync)
+            self.from_numpy(other.to_numpy())
 
     def __repr__(self):
         return f'<vkdiff field {self.name}: {self.dtype} shape={self._shape} elem={self.elem_shape}>'
@@ -359,7 +361,7 @@ class Field(ir.ElementShape):
             offset = (int(offset),)
         offset = tuple(int(o) for o in offset)
         if len(offset) != len(self.shape):
-            raise VkdiffError(f'The dimensionality of shape and offset must be the same: field '
+            raise FieldOffsetError(f'The dimensionality of shape and offset must be the same: field '
                               f'{self.name} has shape {self.shape}, offset {offset}')
         self.offset = offset if any(offset) else None
         self.buffer.meta['offset'] = self.offset  # for kernel messages (passes/debug_checks.py)
@@ -462,7 +464,7 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
         raise TaichiRuntimeError(f'{dt} is not supported for field with `needs_grad=True` or '
                                  '`needs_dual=True`: gradients need a float field')
     if offset is not None and shape is None:
-        raise VkdiffValueError('shape cannot be None when offset is set')
+        raise FieldOffsetError('shape cannot be None when offset is set')
     f = Field(dt, shape, elem_shape, name or _caller_assignment_name())
     if offset is not None:
         f._set_offset(offset)

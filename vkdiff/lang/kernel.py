@@ -72,11 +72,12 @@ class KernelIR:
         n = rt.n * getattr(rt, 'm', 1)
         if not isinstance(value, Matrix) or len(value.entries) != n:
             raise error(f'this kernel returns {rt!r}; got {value!r}')
-        dt = T.resolve(rt.dtype)
+        dt = T.resolve(rt.dtype) if rt.dtype is not T.u1 else T.u1
+        store = T.i32 if dt is T.u1 else dt  # u1 entries are returned as 0 / 1 (no bool buffers)
         if self.ret_field is None:
-            self.ret_field = Field(dt, (), shape, name=f'{self.name}.return')
+            self.ret_field = Field(store, (), shape, name=f'{self.name}.return')
         for k, e in enumerate(value.entries):
-            FieldElem(self.ret_field, [], comp=k).store(ops.cast(e, dt))
+            FieldElem(self.ret_field, [], comp=k).store(ops.cast(ops.cast(e, dt), store))
 
 
 def _at_def(fn, message, exc_type=CompileError):

@@ -5,6 +5,9 @@ A StructField is structure-of-arrays: one ordinary Field per member (nested stru
 codegen, autodiff and host synchronisation see nothing new. In kernels a struct is a compile-time
 grouping of its members' values (`Struct`) or lvalues (`StructLValue`); every operation on it
 unrolls into the members' scalar IR."""
+import inspect
+import types
+
 import numpy as np
 
 from .. import types as T
@@ -171,6 +174,9 @@ def dataclass(cls):
     methods = {k: v for k, v in vars(cls).items() if getattr(v, '_vkdiff_func', None)}
     t = StructType({k: _member_type(v) for k, v in anns.items()}, methods, name=cls.__name__)
     t.__doc__ = cls.__doc__
+    # plain Python methods work on its values in Python scope (a kernel's returned struct too)
+    t.pymethods = {k: v for k, v in vars(cls).items() if inspect.isfunction(v)
+                   and not k.startswith('__') and k not in methods}
     return t
 
 
@@ -210,6 +216,8 @@ class Struct:
         t = object.__getattribute__(self, '_type')
         if name not in members and t is not None and name in t.methods:
             return _BoundFunc(t.methods[name], self)
+        if name not in members and name in getattr(t, 'pymethods', ()):
+            return types.MethodType(t.pymethods[name], self)
         return member(members, name, 'struct')
 
     def __setattr__(self, name, value):

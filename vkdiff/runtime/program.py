@@ -10,9 +10,13 @@ Field memory: on unified-memory devices (CPU drivers such as lavapipe, integrate
 feature 'unified_memory') a field is one device-local buffer the host maps, so host reads and
 writes touch it directly: a read waits for the recorded and running commands only when they may
 write the field, a write when they use it at all (a write must not reach a command recorded before
-it). Elsewhere a field is a device buffer plus a staging copy, moved by upload/download commands."""
+it). Elsewhere a field is a device buffer plus a staging copy, moved by upload/download commands.
+Besides dispatches the batch records fills and copies (vkCmdFillBuffer / vkCmdCopyBuffer: field
+fills and gradient clearing need no shader); their hazards are tracked as a dispatch's."""
+import atexit
 import os
 import time
+import weakref
 
 import numpy as np
 
@@ -87,6 +91,22 @@ class Storage:
         return self.host
 
 
+def _stop_prewarm(device_ref):
+    device = device_ref()
+    if device is not None:
+        device.stop_prewarm()
+
+
+def _prewarm_helps(rt):
+    """Lavapipe with Mesa's shader disk cache on, no validation layer (the helper device binds
+    placeholder buffers), a native module that prewarms, and VKDIFF_PREWARM not 0."""
+    off = ('1', 'true', 'yes')
+    return (os.environ.get('VKDIFF_PREWARM', '1') != '0' and hasattr(rt.device, 'prewarm')
+            and 'llvmpipe' in rt.name.lower() and not validation.enabled()
+            and os.environ.get('MESA_SHADER_CACHE_DISABLE', '').lower() not in off
+            and os.environ.get('MESA_GLSL_CACHE_DISABLE', '').lower() not in off)
+
+
 class Runtime:
     def __init__(self, device_index=0, disable_features=()):
         native = _load_native()
@@ -114,6 +134,7 @@ class Runtime:
         # and one built before Batch.dispatch_indirect: run-time bounds use the host's geometry
         self.can_indirect = hasattr(self.batch, 'dispatch_indirect')
         self.status_checks = []  # (Storage, check()): device status read back at every sync
+        self.prewarming = None  # does prewarm() help here? (decided at its first call)
 
     # -------------------------------------------------------------- recording
     def _hazard(self, reads, writes):
@@ -168,7 +189,36 @@ class Runtime:
         self.used.update(reads)  # (staged storages too: cheaper than sorting them out)
         self.used.update(writes)
 
+    @property
+    def can_fill(self):
+        """Does the native module record fills and copies (one built before them does not)?"""
+        return hasattr(self.batch, 'fill')
+
+    def fill(self, st, word):
+        """Record vkCmdFillBuffer setting every 32-bit word of st's buffer to `word` (a transfer
+        write, ordered by the same barriers as dispatches). The whole buffer is written, so a
+        newer host copy is not uploaded first."""
+        st.state = 'device'
+        self._hazard((), (st,))
+        self.used.add(st)
+        self.batch.fill(st.buf, 0, st.nbytes, word)
+        self._recorded()
+
+    def copy(self, src, dst):
+        """Record vkCmdCopyBuffer of src's whole buffer into dst (same size, distinct)."""
+        if src.nbytes != dst.nbytes or src is dst:
+            raise RuntimeError_(f'copy between buffers of {src.nbytes} and {dst.nbytes} bytes')
+        if src.state == 'host':
+            self.upload(src)
+        dst.state = 'device'
+        self._hazard((src,), (dst,))
+        self.used.update((src, dst))
+        self.batch.copy(src.buf, dst.buf, 0, 0, src.nbytes)
+        self._recorded()
+
     def _recorded(self):
+        """After a command is recorded: submit without waiting once recording has gone on for
+        KICK_SECONDS (or many commands are pending)."""
         now = time.perf_counter()
         if self.recording_since is None:
             self.recording_since = now
@@ -178,6 +228,25 @@ class Runtime:
                 if self.batch.pending > 4096:
                     self.flush()
                 return
+            self.batch.submit(False)  # queued; the hazard sets still hold what it does
+            self.recording_since = None
+
+    def prewarm(self, items):
+        """Pipelines made, not dispatched yet: (buffers, spirv, push size) items. On a driver that
+        compiles each shader at its first dispatch, one after another on its queue thread, and
+        keeps compiled shaders in an on-disk cache (lavapipe), the native module compiles these
+        meanwhile on a helper device's queue thread (Device.prewarm); their first dispatch here
+        then finds them in the cache. Nothing elsewhere, or with VKDIFF_PREWARM=0."""
+        if self.prewarming is None:
+            self.prewarming = _prewarm_helps(self)
+            if self.prewarming:  # at exit the helper stops before the driver's own teardown
+                atexit.register(_stop_prewarm, weakref.ref(self.device))
+        if self.prewarming and items:
+            self.device.prewarm(items)
+
+    def kick(self):
+        """Submit what is recorded without waiting for it (nothing when nothing is pending)."""
+        if self.can_kick and self.batch.pending:
             self.batch.submit(False)  # queued; the hazard sets still hold what it does
             self.recording_since = None
 

@@ -11,7 +11,7 @@
 //
 // Python objects: Device (holds a Ctx: instance, device, queue, kp::Manager),
 // Buffer (kp::Tensor), Algorithm (kp::Algorithm: pipeline + descriptor set),
-// Batch (kp::Sequence).
+// Batch (kp::Sequence: dispatches, barriers, fills and copies).
 //
 // Buffer memory. Where the host-visible coherent memory Kompute maps for a
 // kp::Tensor eHost is device-local too (unified memory: CPU drivers such as
@@ -32,11 +32,16 @@
 #include <kompute/Manager.hpp>
 
 #include <algorithm>
+#include <condition_variable>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <shared_mutex>
+#include <thread>
 
 namespace py = pybind11;
 
@@ -136,6 +141,36 @@ struct OpCopy : kp::OpBase {
     {
         if (to_device) t->recordCopyFromStagingToDevice(cb);
         else t->recordCopyFromDeviceToStaging(cb);
+    }
+    void preEval(const vk::CommandBuffer&) override {}
+    void postEval(const vk::CommandBuffer&) override {}
+};
+
+// vkCmdFillBuffer / vkCmdCopyBuffer on Buffers' device-local buffers (transfer writes: the
+// Python layer orders them with Batch.barrier, whose global barrier covers the transfer stage).
+struct OpFill : kp::OpBase {
+    std::shared_ptr<kp::Tensor> t;
+    vk::DeviceSize offset, size;
+    uint32_t word;
+    OpFill(std::shared_ptr<kp::Tensor> t, vk::DeviceSize offset, vk::DeviceSize size, uint32_t word)
+      : t(std::move(t)), offset(offset), size(size), word(word) {}
+    void record(const vk::CommandBuffer& cb) override
+    {
+        cb.fillBuffer(t->constructDescriptorBufferInfo().buffer, offset, size, word);
+    }
+    void preEval(const vk::CommandBuffer&) override {}
+    void postEval(const vk::CommandBuffer&) override {}
+};
+
+struct OpCopyRegion : kp::OpBase {
+    std::shared_ptr<kp::Tensor> src, dst;
+    vk::BufferCopy region;
+    OpCopyRegion(std::shared_ptr<kp::Tensor> src, std::shared_ptr<kp::Tensor> dst, vk::BufferCopy region)
+      : src(std::move(src)), dst(std::move(dst)), region(region) {}
+    void record(const vk::CommandBuffer& cb) override
+    {
+        cb.copyBuffer(src->constructDescriptorBufferInfo().buffer,
+                      dst->constructDescriptorBufferInfo().buffer, region);
     }
     void preEval(const vk::CommandBuffer&) override {}
     void postEval(const vk::CommandBuffer&) override {}
@@ -353,6 +388,7 @@ struct Ctx {
     bool has_budget = false;  // VK_EXT_memory_budget enabled
     bool mapped = false;  // Buffers are one mapped device-local buffer (unified memory)
     std::mutex queue_mutex;  // vkQueueSubmit needs external synchronisation
+    std::shared_mutex building;  // held shared while pipelines are made without the GIL; close() waits
     bool closed = false;
     std::vector<std::weak_ptr<kp::Tensor>> tensors;
     std::vector<std::weak_ptr<kp::Algorithm>> algos;
@@ -533,6 +569,7 @@ struct Ctx {
         if (closed) return;
         closed = true;
         if (!device) return;
+        std::unique_lock<std::shared_mutex> wait_builds(building);
         std::lock_guard<std::mutex> lock(queue_mutex);
         vkDeviceWaitIdle(*device);
         for (auto& w : seqs) if (auto s = w.lock()) s->destroy();
@@ -677,6 +714,34 @@ struct PyBatch {
         bound = key;
         pending++;
     }
+    // Record vkCmdFillBuffer of `size` bytes at `offset` with the 32-bit `word` (both
+    // multiples of 4, within the Buffer's nbytes rounded up to 4).
+    void fill(PyBuffer& b, long long offset, long long size, uint32_t word)
+    {
+        if (b.ctx != ctx) fail("Buffer belongs to another Device");
+        check_range("fill", b, offset, size);
+        recording().record(std::make_shared<OpFill>(b.t, vk::DeviceSize(offset), vk::DeviceSize(size), word));
+        pending++;
+    }
+    // Record vkCmdCopyBuffer of `size` bytes from src at src_offset to dst at dst_offset.
+    void copy_region(PyBuffer& src, PyBuffer& dst, long long src_offset, long long dst_offset, long long size)
+    {
+        if (src.ctx != ctx || dst.ctx != ctx) fail("Buffer belongs to another Device");
+        check_range("copy", src, src_offset, size);
+        check_range("copy", dst, dst_offset, size);
+        if (&src == &dst && src_offset < dst_offset + size && dst_offset < src_offset + size)
+            fail("copy: the source and destination ranges overlap");
+        recording().record(std::make_shared<OpCopyRegion>(
+          src.t, dst.t, vk::BufferCopy(vk::DeviceSize(src_offset), vk::DeviceSize(dst_offset), vk::DeviceSize(size))));
+        pending++;
+    }
+    static void check_range(const char* what, const PyBuffer& b, long long offset, long long size)
+    {
+        uint64_t cap = (b.nbytes + 3) / 4 * 4;
+        if (offset < 0 || size <= 0 || offset % 4 || size % 4 || uint64_t(offset) + uint64_t(size) > cap)
+            fail(std::string(what) + ": offset " + std::to_string(offset) + " and size " + std::to_string(size) +
+                 " must be positive multiples of 4 within the buffer's " + std::to_string(cap) + " bytes");
+    }
     // Record `a` dispatched with the workgroup count in `geometry`'s first three uint32
     // (written by an earlier command: a geometry task), through OpDispatchIndirect.
     void dispatch_indirect(PyAlgorithm& a, PyBuffer& geometry, py::handle push)
@@ -794,14 +859,27 @@ struct PyBatch {
     }
 };
 
+struct Prewarmer;
+
 struct PyDevice {
     std::shared_ptr<Ctx> ctx;
     std::string name, api_version;
     uint32_t driver_version = 0, vendor_id = 0, subgroup_size = 0;
     std::map<std::string, bool> features;
     std::map<std::string, uint64_t> limits;
+    int index = 0;
+    std::vector<std::string> disabled;
+    std::unique_ptr<Prewarmer> prewarmer;  // made by the first prewarm()
 
-    PyDevice(int index, const std::vector<std::string>& disable)
+    ~PyDevice();
+    void close();
+    void stop_prewarm();
+    void prewarm(const std::vector<py::tuple>& items);
+
+    // `inst`: the shared VkInstance (given: a helper device made on another thread, without
+    // the GIL that guards shared_instance()).
+    PyDevice(int index, const std::vector<std::string>& disable, std::shared_ptr<Instance> inst = nullptr)
+      : disabled(disable)
     {
         for (auto& d : disable)
             if (std::find(kFeatureNames.begin(), kFeatureNames.end(), d) == kFeatureNames.end())
@@ -812,9 +890,10 @@ struct PyDevice {
             index = int(std::strtol(env, &end, 10));
             if (*end) fail(std::string("VKDIFF_DEVICE='") + env + "' is not a device index");
         }
+        this->index = index;
         ctx = std::make_shared<Ctx>();
         ctx->closed = true;  // until the VkDevice exists
-        ctx->owner = shared_instance();
+        ctx->owner = inst ? std::move(inst) : shared_instance();
         ctx->instance = std::make_shared<vk::Instance>(ctx->owner->handle);
         create(ctx->owner->handle, ctx->owner->api, index, off);
     }
@@ -1052,9 +1131,15 @@ struct PyDevice {
         return o;
     }
 
-    std::shared_ptr<PyAlgorithm> algorithm(const std::vector<std::shared_ptr<PyBuffer>>& buffers,
-                                           const py::bytes& spirv, long long push_constant_bytes,
-                                           const std::vector<std::pair<long long, int>>& texels)
+    // What one pipeline is made of, checked and copied while the GIL is held.
+    struct AlgoSpec {
+        std::vector<std::shared_ptr<kp::Tensor>> tensors;
+        std::vector<uint32_t> words, push;
+        uint32_t push_bytes = 0;
+    };
+
+    AlgoSpec spec(const std::vector<std::shared_ptr<PyBuffer>>& buffers, const py::bytes& spirv,
+                  long long push_constant_bytes)
     {
         ctx->check_open();
         std::string code = spirv;
@@ -1064,34 +1149,227 @@ struct PyDevice {
             push_constant_bytes > ctx->limits.maxPushConstantsSize)
             fail("algorithm: push_constant_bytes=" + std::to_string(push_constant_bytes) +
                  " must be a multiple of 4 in [0, " + std::to_string(ctx->limits.maxPushConstantsSize) + "]");
-        std::vector<std::shared_ptr<kp::Tensor>> tensors;
+        AlgoSpec s;
         for (auto& b : buffers) {
             if (!b) fail("algorithm: buffers must not contain None");
             if (b->ctx != ctx) fail("algorithm: a Buffer belongs to another Device");
             if (b->t->memorySize() > ctx->limits.maxStorageBufferRange)
                 fail("algorithm: a buffer of " + std::to_string(b->t->memorySize()) +
                      " bytes exceeds maxStorageBufferRange " + std::to_string(ctx->limits.maxStorageBufferRange));
-            tensors.push_back(b->t);
+            s.tensors.push_back(b->t);
         }
-        if (tensors.empty()) {  // kp needs a descriptor; the shader ignores this one
+        if (s.tensors.empty()) {  // kp needs a descriptor; the shader ignores this one
             if (!ctx->dummy) ctx->dummy = ctx->tensor(4);
-            tensors.push_back(ctx->dummy);
+            s.tensors.push_back(ctx->dummy);
         }
-        std::vector<uint32_t> words(code.size() / 4);
-        std::memcpy(words.data(), code.data(), code.size());
-        std::vector<uint32_t> push(std::max<long long>(push_constant_bytes, 4) / 4, 0);
+        s.words.resize(code.size() / 4);
+        std::memcpy(s.words.data(), code.data(), code.size());
+        s.push.assign(std::max<long long>(push_constant_bytes, 4) / 4, 0);
+        s.push_bytes = uint32_t(push_constant_bytes);
+        return s;
+    }
+
+    // The pipeline (the driver compiles the shader here, or at the first dispatch), descriptor
+    // set and layouts: Vulkan calls on objects of its own only, so several run at once.
+    static std::shared_ptr<kp::Algorithm> build(const std::shared_ptr<vk::Device>& device, const AlgoSpec& s)
+    {
+        return std::make_shared<kp::Algorithm>(device, s.tensors, s.words, kp::Workgroup{1, 1, 1},
+                                               std::vector<uint32_t>{}, s.push);
+    }
+
+    std::shared_ptr<PyAlgorithm> wrap(std::shared_ptr<kp::Algorithm> algo, uint32_t push_bytes)
+    {
         auto a = std::make_shared<PyAlgorithm>();
         a->ctx = ctx;
-        a->push_bytes = uint32_t(push_constant_bytes);
-        if (!texels.empty()) {
-            a->own = texel_algorithm(buffers, tensors, texels, words, uint32_t(push.size() * 4));
-            return a;
-        }
-        a->algo = ctx->mgr->algorithm<uint32_t, uint32_t>(tensors, words, {1, 1, 1}, {}, push);
+        a->algo = std::move(algo);
+        a->push_bytes = push_bytes;
         ctx->track(ctx->algos, a->algo);
         return a;
     }
+
+    std::shared_ptr<PyAlgorithm> algorithm(const std::vector<std::shared_ptr<PyBuffer>>& buffers,
+                                           const py::bytes& spirv, long long push_constant_bytes,
+                                           const std::vector<std::pair<long long, int>>& texels)
+    {
+        AlgoSpec s = spec(buffers, spirv, push_constant_bytes);
+        if (!texels.empty()) {  // a pipeline of our own (kp::Algorithm binds storage buffers only)
+            auto a = std::make_shared<PyAlgorithm>();
+            a->ctx = ctx;
+            a->push_bytes = s.push_bytes;
+            a->own = texel_algorithm(buffers, s.tensors, texels, s.words, uint32_t(s.push.size() * 4));
+            return a;
+        }
+        std::shared_ptr<kp::Algorithm> algo;
+        {
+            py::gil_scoped_release nogil;
+            std::shared_lock<std::shared_mutex> alive(ctx->building);
+            ctx->check_open();
+            algo = build(ctx->device, s);
+        }
+        return wrap(std::move(algo), s.push_bytes);
+    }
+
+    // Several pipelines, created on up to `threads` threads at once (0: one per core), without
+    // the GIL: a driver that compiles shaders in vkCreateComputePipelines compiles them in
+    // parallel. Items are (buffers, spirv, push_constant_bytes) as algorithm() takes them.
+    std::vector<std::shared_ptr<PyAlgorithm>> algorithms(const std::vector<py::tuple>& items, int threads)
+    {
+        std::vector<AlgoSpec> specs;
+        for (auto& it : items) {
+            if (it.size() != 3) fail("algorithms: each item is (buffers, spirv, push_constant_bytes)");
+            specs.push_back(spec(it[0].cast<std::vector<std::shared_ptr<PyBuffer>>>(), it[1].cast<py::bytes>(),
+                                 it[2].cast<long long>()));
+        }
+        std::vector<std::shared_ptr<kp::Algorithm>> made(specs.size());
+        {
+            py::gil_scoped_release nogil;
+            std::shared_lock<std::shared_mutex> alive(ctx->building);
+            ctx->check_open();
+            size_t n = threads > 0 ? size_t(threads) : std::max(1u, std::thread::hardware_concurrency());
+            n = std::min(n, specs.size());
+            std::atomic<size_t> next{0};
+            std::exception_ptr error;
+            std::mutex error_mutex;
+            auto work = [&] {
+                for (size_t i; (i = next++) < specs.size();) {
+                    try {
+                        made[i] = build(ctx->device, specs[i]);
+                    } catch (...) {
+                        std::lock_guard<std::mutex> lock(error_mutex);
+                        if (!error) error = std::current_exception();
+                    }
+                }
+            };
+            std::vector<std::thread> pool;
+            for (size_t t = 1; t < n; t++) pool.emplace_back(work);
+            work();  // this thread takes part
+            for (auto& t : pool) t.join();
+            if (error) {
+                for (auto& a : made) if (a) a->destroy();
+                std::rethrow_exception(error);
+            }
+        }
+        std::vector<std::shared_ptr<PyAlgorithm>> out;
+        for (size_t i = 0; i < made.size(); i++) out.push_back(wrap(std::move(made[i]), specs[i].push_bytes));
+        return out;
+    }
 };
+
+// Prewarming for a driver that compiles a pipeline's shader at its first dispatch, on its queue's
+// one thread, one shader after another (lavapipe: LLVM, 10-30 ms a shader). A second VkDevice on
+// the same physical device has a queue thread of its own: a zero-workgroup dispatch of the same
+// pipeline there compiles the same shader at the same time, and the driver's on-disk shader cache
+// (Mesa's) hands the result to the first device's dispatch. Jobs run in the order given on one
+// worker thread (no Python objects, no GIL); whatever is not done yet when its pipeline's first
+// dispatch comes is compiled there as before (at worst twice: a cache miss).
+struct Prewarmer {
+    std::unique_ptr<PyDevice> helper;
+    std::shared_ptr<kp::Tensor> dummy;  // bound to every binding: nothing runs
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<PyDevice::AlgoSpec> jobs;
+    bool stop = false;
+    std::thread worker;
+
+    // The helper device is made on the worker thread (~10 ms on lavapipe), off the caller's path.
+    Prewarmer(int index, const std::vector<std::string>& disable, std::shared_ptr<Instance> inst)
+    {
+        worker = std::thread([this, index, disable, inst] {
+            try {
+                helper = std::make_unique<PyDevice>(index, disable, inst);
+                dummy = helper->ctx->tensor(4);
+            } catch (...) {
+                helper.reset();  // no helper: prewarm does nothing
+                return;
+            }
+            loop();
+        });
+    }
+
+    void add(std::vector<PyDevice::AlgoSpec>&& specs)
+    {
+        std::lock_guard<std::mutex> lock(m);
+        for (auto& s : specs) {
+            s.tensors.assign(s.tensors.size(), nullptr);  // the helper's placeholder, bound in loop()
+            jobs.push_back(std::move(s));
+        }
+        cv.notify_one();
+    }
+
+    void loop()
+    {
+        for (;;) {
+            PyDevice::AlgoSpec s;
+            {
+                std::unique_lock<std::mutex> lock(m);
+                cv.wait(lock, [this] { return stop || !jobs.empty(); });
+                if (stop) return;
+                s = std::move(jobs.front());
+                jobs.pop_front();
+            }
+            try {
+                for (auto& t : s.tensors) t = dummy;
+                auto algo = PyDevice::build(helper->ctx->device, s);
+                auto seq = helper->ctx->sequence();
+                auto op = std::make_shared<OpDispatch>();
+                op->algo = algo;
+                op->groups_x = 0;  // compiles the shader, runs nothing
+                op->push = s.push.data();
+                op->push_bytes = s.push_bytes;
+                seq->record(op);
+                helper->ctx->run(*seq);
+                seq->destroy();
+                algo->destroy();
+            } catch (...) {
+                // a prewarm is only a hint: the real pipeline reports its own errors
+            }
+        }
+    }
+
+    ~Prewarmer()
+    {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            stop = true;
+            jobs.clear();
+        }
+        cv.notify_one();
+        if (worker.joinable()) worker.join();
+        dummy.reset();
+        if (helper) helper->close();
+    }
+};
+
+PyDevice::~PyDevice() { prewarmer.reset(); }
+
+void PyDevice::stop_prewarm()
+{
+    if (prewarmer) {
+        py::gil_scoped_release nogil;  // (the worker finishes its current shader)
+        prewarmer.reset();
+    }
+}
+
+void PyDevice::close()
+{
+    stop_prewarm();
+    ctx->close();
+}
+
+// Queue the shaders of (buffers, spirv, push_constant_bytes) items to be compiled on a helper
+// device (see Prewarmer), in this order; returns at once.
+void PyDevice::prewarm(const std::vector<py::tuple>& items)
+{
+    ctx->check_open();
+    std::vector<AlgoSpec> specs;
+    for (auto& it : items) {
+        if (it.size() != 3) fail("prewarm: each item is (buffers, spirv, push_constant_bytes)");
+        specs.push_back(spec(it[0].cast<std::vector<std::shared_ptr<PyBuffer>>>(), it[1].cast<py::bytes>(),
+                             it[2].cast<long long>()));
+    }
+    if (!prewarmer) prewarmer = std::make_unique<Prewarmer>(index, disabled, ctx->owner);
+    prewarmer->add(std::move(specs));
+}
 
 std::vector<std::string> list_devices()
 {
@@ -1158,6 +1436,11 @@ PYBIND11_MODULE(_vkrt, m)
       .def("download", [](PyBatch& s, PyBuffer& b) { s.copy(b, false); }, py::arg("buf"),
            "Record the copy of a Buffer to its staging memory (nothing when mapped).")
       .def("dispatch", &PyBatch::dispatch, py::arg("algo"), py::arg("groups_x"), py::arg("push"))
+      .def("fill", &PyBatch::fill, py::arg("buf"), py::arg("offset"), py::arg("size"), py::arg("word"),
+           "Record vkCmdFillBuffer: `size` bytes at `offset` (multiples of 4) set to the 32-bit `word`.")
+      .def("copy", &PyBatch::copy_region, py::arg("src"), py::arg("dst"), py::arg("src_offset"),
+           py::arg("dst_offset"), py::arg("size"),
+           "Record vkCmdCopyBuffer of `size` bytes (offsets and size multiples of 4).")
       .def("barrier", &PyBatch::barrier)
       .def("dispatch_indirect", &PyBatch::dispatch_indirect, py::arg("algo"), py::arg("geometry"),
            py::arg("push"), "Record a dispatch of algo whose workgroup count (x, y, z: uint32) "
@@ -1183,12 +1466,21 @@ PYBIND11_MODULE(_vkrt, m)
            "A compute pipeline: binding k is buffers[k] (a storage buffer); with `texels`, "
            "[(buffer index, VkFormat)], binding len(buffers) + j is a storage texel buffer "
            "view of that buffer (feature texel_reads).")
+      .def("algorithms", &PyDevice::algorithms, py::arg("items"), py::arg("threads") = 0,
+           "Several Algorithms from (buffers, spirv, push_constant_bytes) items, their pipelines "
+           "created on up to `threads` threads at once (0: one per core), without the GIL.")
       .def("batch", [](PyDevice& d) {
           d.ctx->check_open();
           auto b = std::make_shared<PyBatch>();
           b->ctx = d.ctx;
           return b;
       })
-      .def("close", [](PyDevice& d) { d.ctx->close(); })
+      .def("prewarm", &PyDevice::prewarm, py::arg("items"),
+           "Compile the shaders of (buffers, spirv, push_constant_bytes) items on a helper device's "
+           "queue thread, in this order, without waiting: for a driver that compiles at the first "
+           "dispatch and caches on disk (lavapipe), their first dispatch here then finds them compiled.")
+      .def("stop_prewarm", &PyDevice::stop_prewarm,
+           "Drop the prewarms not started, wait for the one running, close the helper device.")
+      .def("close", &PyDevice::close)
       .def("__repr__", [](const PyDevice& d) { return "<vkdiff Device '" + d.name + "' Vulkan " + d.api_version + ">"; });
 }
