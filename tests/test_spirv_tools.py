@@ -182,3 +182,23 @@ def test_compile_many_keeps_order_and_raises_a_modules_error(monkeypatch, backen
     bad = HEADER + BODY.replace('OpReturn', '%x = OpIAdd %void %void %void\nOpReturn')
     with pytest.raises(CompileError, match='cannot be a type'):
         tools.compile_many([module(5100), bad, module(5101)])
+
+
+@pytest.mark.parametrize('optimize', [True, False])
+def test_each_module_is_validated_once(monkeypatch, optimize, backend):
+    """spirv-opt validates its input before optimising: an optimised module is not also
+    validated by spirv-val or the library; one that is not optimised is, once."""
+    monkeypatch.setenv('VKDIFF_CACHE', '0')
+    names = spawned(monkeypatch)
+    lib = tools.library()
+    if lib is not None:
+        validate = lib.validate
+
+        def counting(binary):
+            names.append('validate (in-process)')
+            return validate(binary)
+        monkeypatch.setattr(lib, 'validate', counting)
+    tools.compile_asm(module(13579 + optimize), optimize=optimize)
+    validators = [n for n in names if n in ('spirv-val', 'spirv-opt', 'validate (in-process)')]
+    assert validators == (['spirv-opt'] if optimize else
+                          ['spirv-val'] if backend == 'processes' else ['validate (in-process)'])

@@ -16,7 +16,8 @@ from .lang.field import (field, Field, ScalarField, MatrixField, SNode, axes, i,
                          il, jk, jl, kl, ijk, ijl, ikl, jkl, ijkl)
 from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
-from .lang.struct import Struct, StructField, dataclass
+from .lang.struct import Struct, dataclass
+from .lang.struct_field import StructField
 from .lang.argpack import ArgPack
 from .lang.kernel import kernel, func, template, Kernel, data_oriented
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,

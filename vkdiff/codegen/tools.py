@@ -1,7 +1,8 @@
-"""Codegen stage: SPIR-V assembly text -> validated binary, through spirv-tools. Where the
-SPIRV-Tools library is found (codegen/spirvlib.py), it assembles and validates in-process and only
-`spirv-opt -O` runs as a subprocess, on the modules it would optimise (see worth_optimising);
-without it, `spirv-as`, then `spirv-opt -O` or `spirv-val`, all subprocesses. Results are cached
+"""Codegen stage: SPIR-V assembly text -> validated binary, through spirv-tools: assembled, then
+optimised by `spirv-opt -O` where that would change anything (see worth_optimising), which also
+validates it, else validated. Each module is validated once. Where the SPIRV-Tools library is
+found (codegen/spirvlib.py) it assembles and validates in-process and only `spirv-opt` is a
+subprocess; without it, `spirv-as`, `spirv-opt` and `spirv-val` all are. Results are cached
 in memory and on disk (`$VKDIFF_CACHE_DIR`, default `~/.cache/vkdiff/spirv`; `VKDIFF_CACHE=0`
 disables the disk cache), keyed by a hash of the assembly and the tools' identity; `cache.py`
 keeps the entries (checksummed on disk).
@@ -201,8 +202,9 @@ def is_cached(asm, optimize=None):
 
 def compile_asm(asm, optimize=None):
     """Assembly text -> validated SPIR-V binary (bytes), optimised by spirv-opt -O when
-    `optimize` (None: where worth_optimising says it would change anything). Thread-safe
-    (compile several at once)."""
+    `optimize` (None: where worth_optimising says it would change anything). Validated once:
+    by spirv-opt, which validates its input (as spirv-val does) before optimising, else by
+    spirv-val. Thread-safe (compile several at once)."""
     if optimize is None:
         optimize = worth_optimising(asm)
     key = _key(asm, optimize)
@@ -210,32 +212,27 @@ def compile_asm(asm, optimize=None):
     if hit is not None:
         return hit
     lib = library()
-    if lib is not None:  # in-process: assembled and validated here; spirv-opt -O a process
-        what = 'spirv-as (in-process)'
-        try:
-            raw = lib.assemble(asm)
-            what = 'spirv-val (in-process)'
-            lib.validate(raw)
-        except spirvlib.SpirvError as e:
-            _fail(what, str(e), asm)
-        data = raw
-        if optimize:
-            data = _run([_tool('spirv-opt'), '-O', f'--target-env={TARGET_ENV}', '-', '-o', '-'],
-                        'spirv-opt', asm, raw).stdout
-        cache.put(key, data, cache_dir)
-        return data
-    # through pipes, two processes: spirv-opt validates its input (as spirv-val does) before
-    # optimising, so a separate spirv-val runs only when not optimising
-    raw = _run([_tool('spirv-as'), '--target-env', TARGET_ENV, '-', '-o', '-'], 'spirv-as', asm,
-               asm.encode()).stdout
+    raw = _in_process('spirv-as', asm, lib.assemble, asm) if lib is not None else \
+        _run([_tool('spirv-as'), '--target-env', TARGET_ENV, '-', '-o', '-'], 'spirv-as', asm,
+             asm.encode()).stdout
+    data = raw
     if optimize:
         data = _run([_tool('spirv-opt'), '-O', f'--target-env={TARGET_ENV}', '-', '-o', '-'],
                     'spirv-opt (validation and optimisation)', asm, raw).stdout
+    elif lib is not None:
+        _in_process('spirv-val', asm, lib.validate, raw)
     else:
         _run([_tool('spirv-val'), '--target-env', TARGET_ENV, '-'], 'spirv-val', asm, raw)
-        data = raw
     cache.put(key, data, cache_dir)
     return data
+
+
+def _in_process(what, asm, fn, arg):
+    """fn(arg), a call of the SPIRV-Tools library; its refusal the CompileError of `what`."""
+    try:
+        return fn(arg)
+    except spirvlib.SpirvError as e:
+        _fail(f'{what} (in-process)', str(e), asm)
 
 
 def compile_many(asms):

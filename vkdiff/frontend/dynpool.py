@@ -190,7 +190,7 @@ def struct_for_plan(guards, dims):
 
 
 def struct_for(fb, node, names, grouped, guards, g, offset):
-    from .loops import _bind_indices, _loop_body
+    from .loops import _bind_indices, _loop_body, _unflatten
     p, _, n, _ = g.dyn
     cells = list(g.store.shape)
     tile = min(TILE, n)
@@ -201,14 +201,7 @@ def struct_for(fb, node, names, grouped, guards, g, offset):
     body = ir.Block()
     loop = emit('parfor', T.i32, [_ival(total)], blocks=[body])
     with current().open(body), _loop_body(fb, 'parallel'):
-        k = Value(loop)
-        t = ops.binary('mod', k, tiles) if tiles > 1 else _ival(0)
-        rest = ops.binary('floordiv', k, tiles) if tiles > 1 else k
-        cell = []
-        for d in reversed(range(len(cells))):
-            cell.append(ops.binary('mod', rest, cells[d]) if d > 0 else rest)
-            rest = ops.binary('floordiv', rest, cells[d])
-        cell.reverse()
+        *cell, t = _unflatten(Value(loop), [(0, c, 1) for c in cells + [tiles]], cells + [tiles])
         length = ops.binary('min', _word(g.store, cell).load(), n)
         start = ops.binary('mul', t, tile)
         end = ops.binary('min', ops.binary('add', start, tile), length)

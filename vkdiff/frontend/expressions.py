@@ -61,26 +61,28 @@ class ExpressionBuilder:
         if isinstance(node.value, ast.Subscript):
             container, key = self(node.value.value), self(node.value.slice)
             if _is_struct_field(container):  # s[i].pos: load only that member
-                lv = container._lvalue(self.field_indices(container, key))
-                if node.attr in lv.members:
-                    return lv.members[node.attr].load()
-                return getattr(lv.load(), node.attr)
-            return getattr(self._subscript(container, key), node.attr)
-        if isinstance(node.value, ast.Name):
-            raw = self.lookup(node.value.id)
-            if _is_struct_lv(raw) and node.attr in raw.members:  # p.pos of a local struct
-                return raw.members[node.attr].load()
-        base = self(node.value)
-        if isinstance(node.value, ast.Name):
-            if isinstance(raw, MatrixLValue) and raw.ndim == 1:  # v.x: load that entry only
-                idx = swizzle_indices(node.attr, raw.n)
-                if idx is not None and len(idx) == 1:
-                    return self.read(raw.entries[idx[0]])
-        v = getattr(base, node.attr)
-        if node.attr in ('grad', 'dual') and isinstance(base, Field) and base.dtype.is_float \
+                return self.member(container._lvalue(self.field_indices(container, key)),
+                                   node.attr)
+            return self.member(self._subscript(container, key), node.attr)
+        if isinstance(node.value, ast.Name):  # p.pos of a local struct, v.x of a local vector
+            return self.member(self.lookup(node.value.id), node.attr)
+        return self.member(self(node.value), node.attr)
+
+    def member(self, obj, attr):
+        """`obj.attr` for `obj` as place() gives it: of a struct lvalue or a local vector, only
+        the member or entry named is loaded."""
+        if _is_struct_lv(obj) and attr in obj.members:
+            return obj.members[attr].load()
+        if isinstance(obj, MatrixLValue) and obj.ndim == 1:
+            idx = swizzle_indices(attr, obj.n)
+            if idx is not None and len(idx) == 1:
+                return self.read(obj.entries[idx[0]])
+        base = self.read(obj)
+        v = getattr(base, attr)
+        if attr in ('grad', 'dual') and isinstance(base, Field) and base.dtype.is_float \
                 and (v is None or v._shape is None):  # (Taichi's: always one, maybe unplaced)
-            raise error(f'Gradient {base.name}.{node.attr} has not been placed, check whether '
-                        f'`needs_{node.attr}=True`', CompileError)
+            raise error(f'Gradient {base.name}.{attr} has not been placed, check whether '
+                        f'`needs_{attr}=True`', CompileError)
         return v
 
     def build_Tuple(self, node):
@@ -302,13 +304,6 @@ class ExpressionBuilder:
     def build_Starred(self, node):
         return _Starred(self(node.value))
 
-    def _assignable(self, node):
-        """The lvalue `node` names (a local, a field element, a member...), or None."""
-        try:
-            return self.lvalue(node)
-        except CompileError:
-            return None
-
     def static_eval(self, node):
         """Build an expression in Taichi's static scope (where `in` is allowed)."""
         self.static_scope += 1
@@ -331,50 +326,45 @@ class ExpressionBuilder:
         return {key for key, p in pairs if p is not None and (
             type(p.annotation) is Template or p.annotation is Template)}
 
-    def _reference(self, node):
-        """What a ti.template() argument refers to, if it is assignable: Taichi passes the
-        expression itself, so a local, a field element (`x[i]`, `s[i]`, `v[i]`), a local
-        vector's entry (`tmp[1]`) or a member (`s[i].pos`) is read and written through by the
-        func. None for anything else (passed as its value)."""
-        if isinstance(node, ast.Name):
-            v = self.lookup(node.id)
-            return v if is_lvalue(v) else None
-        if isinstance(node, (ast.Subscript, ast.Attribute)):
-            v = self._assignable(node)
-            return v if is_lvalue(v) else None
-        return None
+    def _argument(self, node, build, by_reference):
+        """A call's argument: what a ti.template() parameter gets (`by_reference`) is the
+        expression itself where it is assignable, as Taichi passes it, so a local, a field
+        element (`x[i]`, `s[i]`, `v[i]`), a local vector's entry (`tmp[1]`) or a member
+        (`s[i].pos`) is read and written through by the func; anything else is its value."""
+        if not by_reference or not isinstance(node, (ast.Name, ast.Subscript, ast.Attribute)):
+            return build(node)
+        place = self.place(node)
+        return place if is_lvalue(place) else self.read(place)
 
-    def _struct_method(self, node):
-        """`obj.method` of a @ti.dataclass method called on an assignable struct (a field
-        element, a local): the method bound to it by reference, as Taichi passes a func's
-        `self` defined in a class body as a ti.template(); None otherwise."""
-        if not isinstance(node, ast.Attribute) or node.attr not in METHOD_NAMES or not isinstance(
-                node.value, (ast.Name, ast.Subscript, ast.Attribute)):
-            return None
-        if isinstance(node.value, ast.Name):
-            try:
-                if not _is_struct_lv(self.lookup(node.value.id)):
-                    return None
-            except CompileError:
-                return None
-        lv = self._assignable(node.value)
-        methods = getattr(getattr(lv, 'stype', None), 'methods', None) or {}
-        if not _is_struct_lv(lv) or node.attr in lv.members or node.attr not in methods:
-            return None
-        from ..lang.kernel import _BoundFunc
-        return _BoundFunc(methods[node.attr], lv)
+    def _callee(self, node):
+        """What the call `node` calls, `node.func` built once: for `obj.m(...)` with `m` a
+        @ti.dataclass method's name, the method bound by reference to an assignable struct `obj`
+        (Taichi passes a func's `self` defined in a class body as a ti.template()); `v.fill`
+        writing through an assignable vector or matrix; a dynamic node's `append`, `length`,
+        `deactivate` (frontend/sparse.py); else `obj.m` of obj's value."""
+        f = node.func
+        if not isinstance(f, ast.Attribute) or f.attr not in METHOD_NAMES and \
+                f.attr not in sparse.METHODS and f.attr != 'fill':
+            return self(f)
+        if isinstance(f.value, ast.Subscript):
+            base, key = self.place(f.value.value), self(f.value.slice)
+            method = sparse.dynamic_method(self.read(base), key, f.attr)  # x[i].append(v)
+            obj = method or self.index_place(base, key)
+        else:
+            obj = self.place(f.value)
+            method = sparse.dynamic_method(self.read(obj), None, f.attr)  # x.length()
+        if method:
+            return method
+        methods = getattr(getattr(obj, 'stype', None), 'methods', None) or {}
+        if _is_struct_lv(obj) and f.attr not in obj.members and f.attr in methods:
+            from ..lang.kernel import _BoundFunc
+            return _BoundFunc(methods[f.attr], obj)
+        if f.attr == 'fill' and isinstance(obj, MatrixLValue):  # v.fill(x), s[i].vel.fill(x)
+            return obj.fill
+        return self.member(obj, f.attr)
 
     def build_Call(self, node):
-        if isinstance(node.func, ast.Attribute) and node.func.attr == 'fill' and \
-                len(node.args) == 1 and not node.keywords:
-            target = self._assignable(node.func.value)
-            if isinstance(target, MatrixLValue):  # v.fill(x), s[i].vel.fill(x): write through
-                target.store(self(node.args[0]))
-                return None
-        handled, result = sparse.dynamic_method(self, node)  # x[i].append(v), x[i].length()
-        if handled:
-            return result
-        fn = self._struct_method(node.func) or self(node.func)
+        fn = self._callee(node)
         if getattr(fn, '_vkdiff_atomic', None):
             if len(node.args) != 2:
                 raise error(f'{fn.__name__} takes (target, value)')
@@ -389,13 +379,11 @@ class ExpressionBuilder:
         refs = self._template_params(func, node) if func else ()
         args = []
         for i, a in enumerate(node.args):
-            v = self._reference(a) if i in refs else None
-            v = build(a) if v is None else v
+            v = self._argument(a, build, i in refs)
             args.extend(v.value) if isinstance(v, _Starred) else args.append(v)
         kwargs = {}
         for k in node.keywords:
-            v = self._reference(k.value) if k.arg in refs else None
-            kwargs[k.arg] = build(k.value) if v is None else v
+            kwargs[k.arg] = self._argument(k.value, build, k.arg in refs)
         if fn is print:
             return printing.build_print(args, kwargs)
         if isinstance(node.func, ast.Attribute) and node.func.attr == 'format' and \

@@ -116,8 +116,15 @@ def build_for(fb, node):
 
 
 def _decorator(fb, node):
-    """'static', 'grouped' or 'ndrange' when `node` calls ti.static/ti.grouped/ti.ndrange."""
+    """'static', 'grouped' or 'ndrange' when `node` calls ti.static/ti.grouped/ti.ndrange. Only
+    a callee named by a dotted name is looked up (the call itself is built by the caller: a
+    callee like `s[f()].m` would run f twice)."""
     if not isinstance(node, ast.Call):
+        return ''
+    name = node.func
+    while isinstance(name, ast.Attribute):
+        name = name.value
+    if not isinstance(name, ast.Name):
         return ''
     from ..lang import api
     try:

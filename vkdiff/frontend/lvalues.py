@@ -142,6 +142,10 @@ class MatrixLValue:
         for e, v in zip(self.entries, self._values(value)):
             e.store(v)
 
+    def fill(self, value):
+        """`v.fill(x)` on an assignable vector or matrix: written through."""
+        self.store(value)
+
     def atomic(self, fn, value):
         return self._wrap([e.atomic(fn, v) for e, v in zip(self.entries, self._values(value))])
 

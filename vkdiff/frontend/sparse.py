@@ -3,7 +3,6 @@ under pointer/bitmasked nodes also stores 1 into each ancestor's mask word (a dy
 atomic max of its length); a read under a dynamic node gives 0 past the list's length;
 struct-fors skip inactive cells; `ti.activate/deactivate/is_active/append/length` and the
 dynamic field methods `x[i].append(v)`, `x[i].length()`, `x[i].deactivate()`."""
-import ast
 import contextlib
 
 from .. import ir
@@ -138,12 +137,18 @@ def activate(node, indices):
     idx = _index_list(node, indices, 'ti.activate', None)
     if node._kind not in S.SPARSE:
         return
-    for anc in node._path_from_root()[1:-1]:
-        if anc._kind in ('pointer', 'bitmasked'):
-            _set(anc, _rescaled(node, anc, idx), True)
+    _activate_ancestors(node, node, idx)
     if node._kind == 'dynamic':
         idx = idx if len(idx) == len(node.shape) else idx + [0]
     _set(node, idx, True)
+
+
+def _activate_ancestors(node, cell_node, idx):
+    """Activate the cells above `node` of its pointer/bitmasked ancestors that hold the cell
+    `idx` of `cell_node` (node itself, or a dynamic node's parent for the list at idx)."""
+    for anc in node._path_from_root()[1:-1]:
+        if anc._kind in ('pointer', 'bitmasked'):
+            _set(anc, _rescaled(cell_node, anc, idx), True)
 
 
 def deactivate(node, indices):
@@ -238,10 +243,7 @@ def append(node, indices, value):
     _dynamic(node, 'append')
     idx = _index_list(node, indices, 'ti.append', True)
     n = node.levels[-1][1]
-    container = node._parent
-    for anc in node._path_from_root()[1:-1]:  # the list's pointer/bitmasked ancestors
-        if anc._kind in ('pointer', 'bitmasked'):
-            _set(anc, _rescaled(container, anc, idx), True)
+    _activate_ancestors(node, node._parent, idx)  # (idx: the list's cell)
     k = _word(node._sparse_store, idx).atomic('add', 1)
     placed = [c for c in node._get_children() if c._kind == 'place' and
               (c._field is None or c._field.is_grad_of is None)]  # (not place(x, x.grad)'s)
@@ -272,48 +274,29 @@ def _full_index(node, leaf, cell, j):
     return out
 
 
-_METHODS = ('append', 'length', 'deactivate')
+METHODS = ('append', 'length', 'deactivate')
 
 
-def dynamic_method(fb, node):
-    """`x[i, j].append(v)` / `x.length()` / `x[i].deactivate()` on a field placed in a dynamic
-    node, called with one index fewer than the field has: (handled, result)."""
-    f = node.func
-    if not (isinstance(f, ast.Attribute) and f.attr in _METHODS):
-        return False, None
-    if isinstance(f.value, ast.Subscript):
-        base = _try(fb, f.value.value)
-        key = fb(f.value.slice) if base is not None else None
-        if key is None:
-            key = ()
-        key = list(key) if isinstance(key, tuple) else [key]
-    else:
-        base, key = _try(fb, f.value), []
+def dynamic_method(base, key, attr):
+    """`x[i, j].append`, `x.length`, `x[i].deactivate` (`base[key].attr`, key None for
+    `base.attr`) on a field placed in a dynamic node, named with one index fewer than the field
+    has: the method, as a function of the call's arguments; else None."""
     from .compiletime import _is_struct_field
     from ..lang.field import Field
-    if not (isinstance(base, Field) or _is_struct_field(base)):
-        return False, None
+    if attr not in METHODS or not (isinstance(base, Field) or _is_struct_field(base)):
+        return None
     try:
         dyn = base.parent()
     except Exception:
-        return False, None
+        return None
+    key = list(key) if isinstance(key, tuple) else [] if key is None else [key]
     if getattr(dyn, '_kind', None) != 'dynamic' or len(base.shape) != len(_flat(key)) + 1:
-        return False, None
-    args = [fb(a) for a in node.args]
-    if f.attr == 'append':
-        return True, append(dyn, key, *args)
-    if f.attr == 'length':
-        return True, length(dyn, key)
-    return True, deactivate(dyn, key)
+        return None
+    if attr == 'append':
+        return lambda *args: append(dyn, key, *args)
+    return lambda: (length if attr == 'length' else deactivate)(dyn, key)
 
 
 def _flat(key):
     from ..lang.matrix import Matrix
     return [e for k in key for e in (k.entries if isinstance(k, Matrix) else [k])]
-
-
-def _try(fb, node):
-    try:
-        return fb(node)
-    except Exception:
-        return None

@@ -101,69 +101,53 @@ class StatementBuilder:
         self.lvalue(target).store(value)
 
     def lvalue(self, node):
+        """What the assignment target `node` names; a CompileError when it is not assignable."""
+        place = self.place(node)
+        if is_lvalue(place):
+            return place
         if isinstance(node, ast.Name):
-            v = self.lookup(node.id)
-            if is_lvalue(v):
-                return v
             raise error(f'{node.id} is not a kernel variable and cannot be assigned here')
         if isinstance(node, ast.Subscript):
-            key = self(node.slice)
-            if isinstance(node.value, (ast.Name, ast.Attribute)):
-                base = self.lookup(node.value.id) if isinstance(node.value, ast.Name) else self(node.value)
-                if isinstance(base, (Field, ArgArray)):
-                    return field_lvalue(base, self.field_indices(base, key))
-                if _is_struct_field(base):
-                    return base._lvalue(self.field_indices(base, key))
-                if isinstance(base, MatrixLValue):
-                    return base.entry(key)
-                if isinstance(base, LocalVar):
-                    raise error('a scalar cannot be indexed')
-                if isinstance(base, LocalList) and ops.is_number(key) and int(key) == key:
-                    elem = base[int(key)]
-                    if isinstance(elem, (LocalVar, MatrixLValue)):
-                        return elem
-            if isinstance(node.value, ast.Subscript):
-                base = self._compile_time_field(node.value)  # fields[k][i] with k static
-                if _is_struct_field(base):
-                    return base._lvalue(self.field_indices(base, key))
-                if base is not None:
-                    return field_lvalue(base, self.field_indices(base, key))
-            inner = self.lvalue(node.value)
-            if isinstance(inner, MatrixLValue):
-                return inner.entry(key)
             raise error('this subscript cannot be assigned')
-        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Subscript,
-                                                                       ast.Attribute)):
-            try:
-                inner = self.lvalue(node.value)
-            except CompileError:
-                inner = None
-            if _is_struct_lv(inner):  # p.mass = ..., s[i].pos = ...
-                return inner.member(node.attr)
-            if isinstance(inner, MatrixLValue) and inner.ndim == 1:  # v.x = ..., v.zyx += ...
+        raise error(f'cannot assign to {ast.unparse(node)}')
+
+    def place(self, node):
+        """What `node` names, each of its sub-expressions built once (an index that calls a
+        func with a side effect runs once): an lvalue where it is assignable (a local, a field
+        element, a matrix entry, a struct member), else what `self.read` turns into the value
+        `self(node)` builds."""
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id)
+        if isinstance(node, ast.Subscript):
+            base = self.place(node.value)
+            return self.index_place(base, self(node.slice))
+        if isinstance(node, ast.Attribute):
+            inner = self.place(node.value)
+            if _is_struct_lv(inner) and node.attr in inner.members:  # p.mass, s[i].pos
+                return inner.members[node.attr]
+            if isinstance(inner, MatrixLValue) and inner.ndim == 1:  # v.x, v.zyx
                 idx = swizzle_indices(node.attr, inner.n)
                 if idx is not None:
                     return inner.entries[idx[0]] if len(idx) == 1 else \
                         MatrixLValue([inner.entries[k] for k in idx], len(idx), 1, 1)
-        raise error(f'cannot assign to {ast.unparse(node)}')
+            return self.member(inner, node.attr)
+        return self(node)
 
-    def _compile_time_field(self, node):
-        """The field (or ndarray argument) a compile-time expression like `fields[k]` names
-        (`fields` a list, tuple or dict, also through ti.static), or None."""
-        try:
-            base = self(node.value)
-        except CompileError:
-            return None
-        if isinstance(base, Static):
-            base = base.value
-        if isinstance(base, (list, tuple, dict)):
-            k = self(node.slice)
-            if isinstance(k, Static):
-                k = k.value
-            if not isinstance(k, Value):
-                v = base[k]
-                return v if isinstance(v, (Field, ArgArray)) or _is_struct_field(v) else None
-        return None
+    def index_place(self, base, key):
+        """`base[key]` for `base` as place() gives it (see there)."""
+        if isinstance(base, (Field, ArgArray)):
+            return field_lvalue(base, self.field_indices(base, key))
+        if _is_struct_field(base):
+            return base._lvalue(self.field_indices(base, key))
+        if isinstance(base, MatrixLValue):
+            return base.entry(key)
+        if isinstance(base, LocalVar):
+            raise error('a scalar cannot be indexed')
+        if isinstance(base, LocalList) and ops.is_number(key) and int(key) == key:
+            elem = base[int(key)]
+            if isinstance(elem, (LocalVar, MatrixLValue)):
+                return elem
+        return self._subscript(self.read(base), key)
 
     def build_AugAssign(self, node):
         op = _BINOPS.get(type(node.op))

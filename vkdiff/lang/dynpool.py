@@ -35,6 +35,7 @@ import numpy as np
 from .. import types as T
 from ..errors import DynamicPoolError
 from . import state
+from .sparse import layout_of
 
 DENSE_LIMIT = 64 << 20  # bytes of dense storage above which a dynamic node uses the pool
 DEFAULT_BUDGET = 1 << 30  # bytes for one node's pools, without ti.init(device_memory_GB=)
@@ -69,11 +70,8 @@ def wants_pool(node, fields):
 
 def node_of(field):
     """The pool-layout dynamic node holding `field` (or its primal's layout), else None."""
-    d = field.__dict__
-    n = d.get('_pool_node')
-    if n is None and d.get('is_grad_of') is not None and not d.get('_placed_by_user'):
-        n = d['is_grad_of'].__dict__.get('_pool_node')
-    return n
+    n = field.__dict__.get('_pool_node')
+    return n if n is not None else layout_of(field).__dict__.get('_pool_node')
 
 
 class Pool:

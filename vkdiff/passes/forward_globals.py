@@ -63,7 +63,7 @@ class _Forwarder:
         if self.task.kind != 'parallel':
             return True
         if self._owned == ():
-            self._owned = loop_unique_buffers(self.task)
+            self._owned = loop_unique_buffers(self.task.loop)
         return buf in self._owned
 
     # ---------------------------------------------------------------- keys

@@ -16,6 +16,7 @@ from .. import ir
 from .. import types as T
 from ..irbuild import Builder
 from .host_eval import host_eval
+from .loop_unique import loop_unique_buffers
 
 
 def _invariant(s, loop):
@@ -405,43 +406,6 @@ def _finish_one(body, target, partials, acc_t, groups, base):
     _apply(body, target, b.emit('load', acc_t, [acc]), acc_t)
 
 
-def _index_key(x, loop):
-    """A structural name of index x as a function of the parallel loop variable: 'loop',
-    ('div', key, B), ('mod', key, B) (ndrange components; nested divisions flattened), a shift
-    by a constant keeps the key (injective); None for anything else."""
-    if x is loop:
-        return 'loop'
-    if x.op in ('floordiv', 'mod') and x.args[1].op == 'const' and x.args[1].attrs['value'] > 0:
-        inner, b = _index_key(x.args[0], loop), x.args[1].attrs['value']
-        if inner is None:
-            return None
-        if x.op == 'floordiv' and isinstance(inner, tuple) and inner[0] == 'div':
-            return ('div', inner[1], inner[2] * b)
-        return ('div' if x.op == 'floordiv' else 'mod', inner, b)
-    if x.op in ('add', 'sub') and len(x.args) == 2:
-        a, c = x.args
-        if c.op == 'const':
-            return _index_key(a, loop)
-        if a.op == 'const' and x.op == 'add':
-            return _index_key(c, loop)
-    return None
-
-
-def _determined(key, keys):
-    """Whether the values named by `keys` determine `key` (so distinct iterations of the loop
-    give distinct index tuples when key is 'loop')."""
-    if key in keys:
-        return True
-    for k in keys:
-        if isinstance(k, tuple) and k[0] == 'mod' and k[1] == key:
-            b = k[2]
-            div = ('div', key[1], key[2] * b) if isinstance(key, tuple) and key[0] == 'div' \
-                else ('div', key, b)
-            if _determined(div, keys):
-                return True
-    return False
-
-
 def _owned_by_one_iteration(loop, cands):
     """The float atomic adds whose target element only one iteration of the parallel loop
     touches: every atomic on the field in the loop has the same index tuple, and that tuple
@@ -453,17 +417,12 @@ def _owned_by_one_iteration(loop, cands):
     for s in ir.walk(loop.blocks[0]):
         if s.op == 'atomic':
             by_buf.setdefault(s.buf, []).append(s)
-    owned, same_keys = {}, {}
+    floats = {s.buf for s in cands if s.buf.dtype.is_float}  # (integer sums: any order)
+    unique = loop_unique_buffers(loop, floats) if floats else ()
+    owned = {}
     for s in cands:
-        if not s.buf.dtype.is_float:
-            continue  # integer sums do not depend on the order
-        if s.buf not in same_keys:  # once per field (the nn1 adjoint: 197 atomics on one)
-            keys = [tuple(_index_key(i, loop) for i in a.indices) for a in by_buf[s.buf]]
-            same_keys[s.buf] = None not in keys[0] and all(k == keys[0] for k in keys) and \
-                _determined('loop', set(keys[0]))
-        if not same_keys[s.buf]:
-            continue
-        owned[s] = sum(a.attrs['comp'] == s.attrs['comp'] for a in by_buf[s.buf]) == 1
+        if s.buf in unique:
+            owned[s] = sum(a.attrs['comp'] == s.attrs['comp'] for a in by_buf[s.buf]) == 1
     return owned
 
 
