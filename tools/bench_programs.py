@@ -177,12 +177,14 @@ def bytecode_env():
 
 
 def run_program(python, backend, kind, path, frames, skip, timeout=900, fp='f32',
-                arch='vulkan', cold=False):
+                arch='vulkan', cold=False, extra_env=None):
     """One program on one backend in a fresh process. cold: its compile caches empty (vkdiff: a
     fresh VKDIFF_CACHE_DIR; Taichi: offline_cache off; both: an empty MESA_SHADER_CACHE_DIR, the
     driver's cache of compiled shaders, else ~/.cache/mesa_shader_cache: lavapipe compiles each
-    pipeline with LLVM at its first dispatch unless that cache has it)."""
+    pipeline with LLVM at its first dispatch unless that cache has it); extra_env: more
+    environment variables."""
     env = bytecode_env() if backend == 'vkdiff' else {}
+    env.update(extra_env or {})
     with tempfile.TemporaryDirectory(prefix='vkdiff-bench-cold') as d:
         if cold:
             env.update({'VKDIFF_CACHE_DIR': d} if backend == 'vkdiff' else
@@ -262,6 +264,10 @@ def main():
                     help='first iteration/frame with empty compile caches (a fresh '
                          'VKDIFF_CACHE_DIR; Taichi offline_cache off; both an empty '
                          'MESA_SHADER_CACHE_DIR, the driver\'s shader cache)')
+    ap.add_argument('--ab-env', default='', metavar='NAME=VALUE[,NAME=VALUE]',
+                    help='also run vkdiff with these environment variables (e.g. '
+                         'VKDIFF_DISABLE_FEATURES=texel_reads): a column "vkdiff B ms" and its '
+                         'ratio to vkdiff, in the same run')
     ap.add_argument('--check', type=int, default=0, metavar='ITERS',
                     help='instead of timing: the own programs\' losses over ITERS iterations in '
                          'f64 and f32, vkdiff vs Taichi (see check())')
@@ -282,15 +288,20 @@ def main():
     print(f'vkdiff vs Taichi 1.7.4 (arch=vulkan), per iteration (own programs) or frame '
           f'(Taichi examples); median of {args.frames} after {args.skip} untimed, best of '
           f'{args.repeat} run(s); LP_NUM_THREADS={os.environ.get("LP_NUM_THREADS", "default")}')
-    rows, ratios = [], []
+    ab = dict(kv.split('=', 1) for kv in args.ab_env.split(',') if kv)
+    if ab:
+        print(f'vkdiff B: vkdiff with {args.ab_env}')
+    rows, ratios, ab_ratios, b_ratios = [], [], [], []
     for name, kind, path in progs:
         res = {}
-        for backend in ('vkdiff', 'taichi') if have_taichi and not args.vkdiff_only else ('vkdiff',):
-            py = sys.executable if backend == 'vkdiff' else args.taichi_python
+        runs = ['vkdiff'] + (['vkdiff B'] if ab else []) + \
+            (['taichi'] if have_taichi and not args.vkdiff_only else [])
+        for backend in runs:
+            py = sys.executable if backend.startswith('vkdiff') else args.taichi_python
             best = None
             for _ in range(args.repeat):
-                r = run_program(py, backend, kind, path, args.frames, args.skip,
-                                cold=args.cold)
+                r = run_program(py, backend.split()[0], kind, path, args.frames, args.skip,
+                                cold=args.cold, extra_env=ab if backend == 'vkdiff B' else None)
                 if 'error' in r:
                     best = r
                     break
@@ -309,12 +320,22 @@ def main():
             note = f'loss {v["loss0"][0]:.4g}->{v["loss"][0]:.4g} / {t["loss0"][0]:.4g}->{t["loss"][0]:.4g}'
         rows.append([name, fmt_ms(v.get('median')), fmt_ms(t.get('median')), ratio,
                      fmt_first(v), fmt_first(t), note])
+        if ab:
+            b = res['vkdiff B']
+            gain = ''
+            if v.get('median') and b.get('median'):
+                ab_ratios.append(b['median'] / v['median'])
+                gain = f'{ab_ratios[-1]:.2f}'
+                if t.get('median'):
+                    b_ratios.append(t['median'] / b['median'])
+            rows[-1][6:6] = [fmt_ms(b.get('median')), gain]
+            rows[-1][-1] = rows[-1][-1] or b.get('error') or ''
         print('  done:', name, file=sys.stderr)
     first = '1st ms (CPU), ' + ('caches cold' if args.cold else 'caches as found')
     header = ['program', 'vkdiff ms', 'Taichi ms', 'Taichi/vkdiff', 'vkdiff ' + first,
-              'Taichi ' + first, 'note']
+              'Taichi ' + first] + (['vkdiff B ms', 'B/vkdiff'] if ab else []) + ['note']
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = lambda r: '  '.join(str(c).ljust(w) if i in (0, 6) else str(c).rjust(w)
+    line = lambda r: '  '.join(str(c).ljust(w) if i in (0, len(header) - 1) else str(c).rjust(w)
                                for i, (c, w) in enumerate(zip(r, widths)))
     print(line(header))
     print('  '.join('-' * w for w in widths))
@@ -323,6 +344,12 @@ def main():
     if ratios:
         gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print(f'geometric mean of Taichi/vkdiff over {len(ratios)} programs: {gm:.2f}')
+    if ab_ratios:
+        gm = math.exp(sum(math.log(r) for r in ab_ratios) / len(ab_ratios))
+        print(f'geometric mean of (vkdiff B)/vkdiff over {len(ab_ratios)} programs: {gm:.2f}')
+        if b_ratios:
+            gb = math.exp(sum(math.log(r) for r in b_ratios) / len(b_ratios))
+            print(f'geometric mean of Taichi/(vkdiff B) over {len(b_ratios)} programs: {gb:.2f}')
 
 
 if __name__ == '__main__':

@@ -92,11 +92,12 @@ def lavapipe_like(**changes):
         features={'float32_atomic_add': True, 'float32_atomic_minmax': True, 'float64': True,
                   'float64_atomic_add': False, 'int64': True, 'int64_atomics': True,
                   'subgroup_arithmetic': True, 'subgroup_ballot': True, 'subgroup_basic': True,
-                  'subgroup_shuffle': True, 'subgroup_vote': True},
+                  'subgroup_shuffle': True, 'subgroup_vote': True, 'texel_reads': True},
         limits={'max_push_constants_size': 128, 'max_shared_memory_size': 32768,
                 'max_storage_buffer_range': 134217728, 'max_storage_buffers_per_stage': 32,
                 'max_workgroup_count_x': 65535, 'max_workgroup_invocations': 1024,
-                'max_workgroup_size_x': 1024},
+                'max_workgroup_size_x': 1024, 'max_texel_buffer_elements': 134217728,
+                'max_storage_texel_buffers_per_stage': 64},
         cpu_driver=True, iters_per_thread=32, min_groups=8, max_groups=65535,
         reduction_groups=64)
     return dataclasses.replace(base, **changes)
@@ -254,8 +255,15 @@ class TaskCode:
             x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
         self.local_size = 1 if task.kind == 'serial' else (
             task.loop.attrs.get('block_dim') or fitted_local_size(self.total, self.known))
-        self.asm = TaskCodegen(task, self.buffers, push, options.features, int_view,
-                               self.local_size, options.cpu_driver).generate()
+        lim = options.limits
+        cg = TaskCodegen(task, self.buffers, push, options.features, int_view, self.local_size,
+                         options.cpu_driver, texel_limit=options.features.get('texel_reads') and
+                         lim.get('max_texel_buffer_elements', 0),
+                         max_texel_views=lim.get('max_storage_texel_buffers_per_stage', 0))
+        self.asm = cg.generate()
+        # storage texel buffer views the runtime binds after the buffers: [(buffer index,
+        # VkFormat)] (codegen/memory.py plan_texels)
+        self.texels = cg.texel_bindings
         self.binary = None  # set by backend() once the SPIR-V tools ran
         # a serial task that adds a reduction's per-workgroup partials (passes.reduction): not
         # launched when the reduction ran as one workgroup, which then adds its sum itself

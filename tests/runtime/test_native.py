@@ -27,11 +27,13 @@ from vkdiff.runtime import _vkrt  # noqa: E402  (after the layer is set up)
 FEATURES = {"float32_atomic_add", "float32_atomic_minmax", "float64", "int64",
             "float64_atomic_add", "int64_atomics", "subgroup_basic", "subgroup_vote",
             "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle",
-            "float_controls_preserve32", "float_controls_preserve64", "unified_memory"}
+            "float_controls_preserve32", "float_controls_preserve64", "unified_memory",
+            "texel_reads"}
 FLOAT_CONTROLS = {"float_controls_preserve32", "float_controls_preserve64"}
 LIMITS = {"max_workgroup_count_x", "max_workgroup_size_x", "max_workgroup_invocations",
           "max_storage_buffer_range", "max_push_constants_size", "max_storage_buffers_per_stage",
-          "max_shared_memory_size"}
+          "max_shared_memory_size", "max_texel_buffer_elements",
+          "max_storage_texel_buffers_per_stage"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -136,6 +138,8 @@ def test_device_properties(dev):
         pytest.skip("vkdiff/runtime/_vkrt was built before it reported float controls: rebuild it")
     if "unified_memory" not in dev.features:
         pytest.skip("vkdiff/runtime/_vkrt was built before unified memory: rebuild it")
+    if "texel_reads" not in dev.features:
+        pytest.skip("vkdiff/runtime/_vkrt was built before texel reads: rebuild it")
     assert set(dev.features) == FEATURES
     assert all(isinstance(v, bool) for v in dev.features.values())
     assert set(dev.limits) == LIMITS
@@ -201,6 +205,43 @@ def test_new_buffer_is_zero_on_device(dev):
     read = dev.algorithm([buf], glsl(ADD), 8)  # what the device sees: add 0 to word 0
     run(dev, (read, 1, struct.pack("<II", 1, 0)), ("bar",), ("down", buf))
     assert (buf.host == 0xAB).all() if mapped(buf) else not buf.host.any()
+
+
+TEXEL = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) writeonly buffer B { float b[]; };
+layout(set = 0, binding = 2, rg32f) uniform readonly imageBuffer pairs;
+layout(set = 0, binding = 3, r32i) uniform readonly iimageBuffer words;
+layout(push_constant) uniform P { uint n; } pc;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < pc.n) {
+        vec2 p = imageLoad(pairs, int(i)).xy;
+        b[i] = p.x * 10.0 + p.y + float(imageLoad(words, int(2u * i + 1u)).x & 255) + a[0];
+    }
+}
+"""
+
+
+def test_texel_views(dev):
+    """algorithm(texels=[(buffer index, VkFormat)]): binding len(buffers) + j is a storage
+    texel buffer view of that buffer's memory, here two views (rg32f, r32i) of the buffer that
+    binding 0 also binds; they read what the host wrote, in either memory kind."""
+    if not dev.features.get("texel_reads"):
+        pytest.skip("no texel reads (a module built before them, or the device lacks them)")
+    n = 1000
+    a, b = dev.buffer(8 * n), dev.buffer(4 * n)
+    x = np.random.default_rng(1).uniform(-4, 4, 2 * n).astype(np.float32)
+    a.host.view(np.float32)[:] = x
+    algo = dev.algorithm([a, b], glsl(TEXEL), 4, [(0, 103), (0, 99)])  # R32G32_SFLOAT, R32_SINT
+    run(dev, ("up", a), ("bar",), (algo, (n + 63) // 64, struct.pack("<I", n)), ("bar",),
+        ("down", b))
+    words = x.view(np.int32)[1::2] & 255
+    want = x[0::2] * np.float32(10) + x[1::2] + words.astype(np.float32) + x[0]
+    np.testing.assert_allclose(b.host.view(np.float32), want, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="texel view of buffer 2"):
+        dev.algorithm([a, b], glsl(TEXEL), 4, [(2, 103), (0, 99)])
 
 
 def test_buffer_memory(dev):

@@ -1,6 +1,7 @@
 """Codegen stage: global memory. The push-constant layout, and the storage-buffer side of a
 task's codegen (a mixin of codegen/spirv.py's TaskCodegen): element pointers, vector loads of
-vec2/vec4 elements, integer views for compare-exchange atomics, gload / gstore / atomic."""
+vec2/vec4 elements, texel reads of read-only fields on CPU drivers, integer views for
+compare-exchange atomics, gload / gstore / atomic."""
 import math
 
 from .. import ir
@@ -9,6 +10,10 @@ from . import atomics, narrow
 
 
 PUSH_BYTES = 128  # the push constant space every Vulkan device has
+
+# Texel reads: (dtype name, components per texel) -> (VkFormat, SPIR-V image format)
+TEXEL_FORMATS = {('f32', 1): (100, 'R32f'), ('f32', 2): (103, 'Rg32f'), ('f32', 4): (109, 'Rgba32f'),
+                 ('i32', 1): (99, 'R32i'), ('u32', 1): (98, 'R32ui')}
 
 
 class PushLayout:
@@ -81,6 +86,8 @@ class GlobalMemory:
         return f.dtype
 
     def gen_gload(self, s):
+        if s.buf in self.texels:
+            return self.texel_load(s)
         if s.buf.dtype.is_narrow:
             return narrow.load(self, s)
         vec = self.vector_load(s)
@@ -193,6 +200,111 @@ class GlobalMemory:
                 vec = self.op('OpLoad', vt, ptr)
             self.vec_loads[key] = vec
         return vec
+
+    def plan_texels(self, limit, max_views):
+        """Texel reads (CPU drivers with the runtime feature texel_reads; limit: the device's
+        maxTexelBufferElements, 0 turns them off): a field the task reads and never writes is
+        also bound as a storage texel buffer view (binding len(fields) + j) and its loads are
+        OpImageRead. lavapipe (Mesa 22.3 gallivm) runs each storage-buffer load as a loop over
+        the SIMD lanes with a bounds check per lane, but reads an image buffer with one vector
+        gather: 8 loads per element cost 435 us per 16K elements as storage-buffer loads, 12
+        (contiguous) to 75 (scattered) as texel reads (tools/access_forms). A 32-bit vec2/vec4
+        element is one Rg32f/Rgba32f texel. Returns [(field index, VkFormat)] for the runtime;
+        fills self.texels {field: (binding, image format, components per texel)}.
+        A field the task also stores to qualifies when its loads precede its stores
+        (loads_before_stores): `x[t, i] = x[t - 1, i] + ...`."""
+        self.texels = {}
+        if not limit:
+            return []
+        read = self.loads_before_stores()
+        out = []
+        for k, f in enumerate(self.fields):
+            if f not in read or f.dtype.is_narrow or \
+                    f in self.int_view or f.role == 'shared' or f.shape is None or \
+                    self._runtime_shaped(f) or len(out) >= max_views:
+                continue
+            per = f.ncomp if f.ncomp in (2, 4) and f.dtype is T.f32 else 1
+            fmt = TEXEL_FORMATS.get((f.dtype.name, per))
+            if fmt is None or math.prod(f.shape) * f.ncomp // per > limit:
+                continue
+            self.texels[f] = (len(self.fields) + len(out), fmt[1], per)
+            out.append((k, fmt[0]))
+        return out
+
+    def loads_before_stores(self):
+        """The fields the task loads and whose every load comes before every store to them in
+        an invocation's program order: no atomic on them, in the IR's program order no load
+        after the first store, and no inner loop (for / while: every iteration but the parallel
+        loop's, which are other elements: a race if they overlap) holding both a load and a
+        store. The stored values are never read back through the texel view (what one
+        invocation stores and then loads, passes/forward_globals reuses)."""
+        loads, stored, bad = set(), set(), set()
+        loops = []  # (loop statement, {fields loaded in it}, {fields stored in it})
+
+        def visit(block):
+            for x in block.stmts:
+                if x.op == 'gload':
+                    loads.add(x.buf)
+                    if x.buf in stored:
+                        bad.add(x.buf)
+                    for _, ld, _ in loops:
+                        ld.add(x.buf)
+                elif x.op in ('gstore', 'atomic'):
+                    stored.add(x.buf)
+                    if x.op == 'atomic':
+                        bad.add(x.buf)
+                    for _, _, st in loops:
+                        st.add(x.buf)
+                if x.blocks:
+                    inner = x.op in ('for', 'while')
+                    if inner:
+                        loops.append((x, set(), set()))
+                    for b in x.blocks:
+                        visit(b)
+                    if inner:
+                        _, ld, st = loops.pop()
+                        bad.update(ld & st)
+        visit(self.task.body)
+        return loads - bad
+
+    @staticmethod
+    def _runtime_shaped(f):
+        """An ndarray argument (or its gradient / tangent): bound per launch, its shape too."""
+        b = f
+        while b is not None and 'dims' not in b.meta and b.role != 'arg':
+            b = b.primal
+        return b is not None
+
+    def texel_load(self, s):
+        """A load of a texel-read field: OpImageRead of its texel view (plan_texels); a vec2 /
+        vec4 element is read once per block for all its components."""
+        m, f = self.m, s.buf
+        binding, fmt, per = self.texels[f]
+        et = self.t(f.dtype)
+        img_t = m._cached(('image', fmt), lambda: m._global(
+            'img', f'OpTypeImage {et} Buffer 0 0 0 2 {fmt}'))
+        m.capability('ImageBuffer')
+        if fmt == 'Rg32f':
+            m.capability('StorageImageExtendedFormats')
+
+        def make():
+            var = m._global('tex', f'OpVariable {m.pointer("UniformConstant", img_t)} UniformConstant')
+            m.decorations.append(f'OpDecorate {var} DescriptorSet 0')
+            m.decorations.append(f'OpDecorate {var} Binding {binding}')
+            m.decorations.append(f'OpDecorate {var} NonWritable')
+            return var
+        var = m._cached(('texel', f), make)
+        v4 = m.vector(et, 4)
+        if per == 1:
+            texel = self.op('OpImageRead', v4, self.op('OpLoad', img_t, var), self.element_index(s))
+            return self.op('OpCompositeExtract', et, texel, '0')
+        key = ('texel', id(s.parent), f, tuple(id(i) for i in s.indices))
+        texel = self.vec_loads.get(key)
+        if texel is None:
+            idx = self.row_major(s)
+            texel = self.vec_loads[key] = self.op(
+                'OpImageRead', v4, self.op('OpLoad', img_t, var), idx if idx is not None else m.i32(0))
+        return self.op('OpCompositeExtract', et, texel, str(s.attrs.get('comp', 0)))
 
     def _vector_view(self, f, vt, stride):
         m = self.m

@@ -16,7 +16,7 @@ from .module import LOCAL_SIZE, Module
 
 class TaskCodegen(GlobalMemory):
     def __init__(self, task, fields, push, features, float_atomic_fallback=(),
-                 local_size=LOCAL_SIZE, cpu_driver=False):
+                 local_size=LOCAL_SIZE, cpu_driver=False, texel_limit=0, max_texel_views=0):
         self.task = task
         # invocations per workgroup (compiler.fitted_local_size); a serial task runs on one
         # invocation: a one-wide workgroup costs a CPU driver less
@@ -39,6 +39,8 @@ class TaskCodegen(GlobalMemory):
         self.pack64 = cpu_driver and bool(features.get('int64'))
         self.vec_written = {s.buf for s in ir.walk(task.body) if s.op in ('gstore', 'atomic')}
         self.pair_stores = self.plan_pair_stores()  # 64-bit stores of component pairs
+        # read-only fields read through storage texel buffer views: [(field index, VkFormat)]
+        self.texel_bindings = self.plan_texels(texel_limit if cpu_driver else 0, max_texel_views)
 
     # ------------------------------------------------------------ helpers
     def fail(self, s, msg):

@@ -22,6 +22,14 @@ def arg_root(buf):
     return None
 
 
+def pipeline(rt, buffers, binary, push_size, texels):
+    """The device's pipeline of a task; `texels` (storage texel buffer views after the buffers)
+    only where there are some (a runtime module built before texel reads takes none)."""
+    if texels:
+        return rt.device.algorithm(buffers, binary, push_size, texels)
+    return rt.device.algorithm(buffers, binary, push_size)
+
+
 def _kind(buf, root):
     return 'primal' if buf is root else buf.role
 
@@ -30,9 +38,10 @@ class TaskArgs:
     """The Buffers of one compiled task that are bound per launch, and its pipelines by the
     storages bound to them (dropped as soon as one of those storages is freed)."""
 
-    def __init__(self, fields, reads, writes, push_size):
+    def __init__(self, fields, reads, writes, push_size, texels=()):
         from . import binding
         self.fields, self.reads, self.writes = fields, reads, writes
+        self.texels = list(texels)  # texel views after the buffers (codegen/memory.py)
         self.slots = [b for b in fields if arg_root(b) is not None]
         # where each slot's storage comes from: (parameter index, 'primal' | 'grad' | 'dual',
         # the parameter's name)
@@ -55,8 +64,8 @@ class TaskArgs:
         if algo is None:
             st = dict(self.static)
             st.update(zip(self.slots, sts))
-            algo = self.algos[key] = rt.device.algorithm([st[b].buf for b in self.fields],
-                                                         binary, self.push_size)
+            algo = self.algos[key] = pipeline(rt, [st[b].buf for b in self.fields], binary,
+                                              self.push_size, self.texels)
             for x in set(sts):
                 _watch(x, self, key)
         return (algo, groups, push, [sts[k] if k >= 0 else x for k, x in self.read_src],

@@ -12,7 +12,7 @@ from ..passes.host_eval import host_eval, host_known
 from .. import ir
 from ..errors import AutodiffError, KernelArgumentError, VkdiffError, located
 from . import binding, debug_status, device_log, loop_guard, state
-from .arg_binding import Launch, TaskArgs, arg_root
+from .arg_binding import Launch, TaskArgs, arg_root, pipeline
 from .convert import arg_converter
 
 
@@ -26,6 +26,7 @@ class CompiledTask:
         self.per_thread, self.min_groups = code.per_thread, code.min_groups
         self.cpu_driver = code.cpu_driver
         self.fields = code.buffers
+        self.texels = code.texels  # texel views bound after the buffers (codegen/memory.py)
         self.read_fields, self.write_fields = code.read_fields, code.write_fields
         self.total, self.local_size = code.total, code.local_size
         self.asm, self.binary = code.asm, code.binary
@@ -46,13 +47,14 @@ class CompiledTask:
     def bind(self, rt, push):
         item = self.pipeline_item(push)
         if item is not None:
-            self.algo = rt.device.algorithm(*item)
+            self.algo = pipeline(rt, *item, self.texels)
 
     def pipeline_item(self, push):
         """Bind the task's Buffers to storage; the (buffers, spirv, push size) its pipeline is
         made from, or None (ndarray parameters: bound per launch)."""
         if any(arg_root(b) is not None for b in self.fields):
-            self.args = TaskArgs(self.fields, self.read_fields, self.write_fields, push.size)
+            self.args = TaskArgs(self.fields, self.read_fields, self.write_fields, push.size,
+                                 self.texels)
             return None
         self.reads = [binding.storage_for(b) for b in self.read_fields]
         self.writes = [binding.storage_for(b) for b in self.write_fields]
@@ -120,6 +122,12 @@ def bind_tasks(rt, ctasks, push):
     (Device.algorithms: threads without the GIL; a driver that compiles shaders in
     vkCreateComputePipelines compiles them in parallel)."""
     todo = [(ct, item) for ct in ctasks for item in [ct.pipeline_item(push)] if item is not None]
+    # texel views (codegen/memory.py plan_texels): a pipeline of the runtime's own, made alone
+    # and not prewarmed (the helper device binds storage buffers only)
+    for ct, item in todo:
+        if ct.texels:
+            ct.algo = pipeline(rt, *item, ct.texels)
+    todo = [(ct, item) for ct, item in todo if not ct.texels]
     many = getattr(rt.device, 'algorithms', None)
     if len(todo) > 1 and many is not None:
         for (ct, _), algo in zip(todo, many([item for _, item in todo])):

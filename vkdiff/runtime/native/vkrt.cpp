@@ -54,7 +54,7 @@ const std::vector<std::string> kFeatureNames = {
     "float32_atomic_add", "float32_atomic_minmax", "float64", "int64",
     "float64_atomic_add", "int64_atomics", "subgroup_basic", "subgroup_vote",
     "subgroup_arithmetic", "subgroup_ballot", "subgroup_shuffle",
-    "float_controls_preserve32", "float_controls_preserve64", "unified_memory"};
+    "float_controls_preserve32", "float_controls_preserve64", "unified_memory", "texel_reads"};
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
 
@@ -189,14 +189,85 @@ struct OpBarrier : kp::OpBase {
     void postEval(const vk::CommandBuffer&) override {}
 };
 
+// kp::Tensor keeps its VkDeviceMemory private, and creates its buffers without the texel
+// usage: a texel view needs a second VkBuffer bound to that memory. Explicit instantiation
+// (where access is not checked) hands out the member pointer.
+struct TensorMemoryTag {
+    using type = std::shared_ptr<vk::DeviceMemory> kp::Tensor::*;
+    friend type member(TensorMemoryTag);
+};
+template<typename Tag, typename Tag::type M> struct Expose {
+    friend typename Tag::type member(Tag) { return M; }
+};
+template struct Expose<TensorMemoryTag, &kp::Tensor::mPrimaryMemory>;
+
+// Texel reads (feature "texel_reads"): a storage texel buffer view of a Buffer's memory (an
+// alias VkBuffer with the texel usage) that a shader reads with OpImageRead. lavapipe
+// (gallivm) reads an image buffer with a vector gather, where each storage-buffer load is a
+// loop over the SIMD lanes with a bounds check per lane (tools/access_forms: 10-30x per load).
+struct TexelView {
+    VkDevice dev = VK_NULL_HANDLE;
+    VkBuffer buf = VK_NULL_HANDLE;
+    VkBufferView view = VK_NULL_HANDLE;
+    void destroy()
+    {
+        if (view) vkDestroyBufferView(dev, view, nullptr);
+        if (buf) vkDestroyBuffer(dev, buf, nullptr);
+        view = VK_NULL_HANDLE;
+        buf = VK_NULL_HANDLE;
+    }
+    ~TexelView() { destroy(); }
+};
+
+// A pipeline whose bindings are the storage buffers 0..n-1 (as kp::Algorithm's) followed by
+// storage texel buffers n.. (kp::Algorithm binds storage buffers only).
+struct TexelAlgo {
+    VkDevice dev = VK_NULL_HANDLE;
+    VkDescriptorSetLayout dsl = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkShaderModule module = VK_NULL_HANDLE;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    uint32_t push_range = 4;
+    std::vector<std::shared_ptr<kp::Tensor>> tensors;  // kept alive with the descriptor set
+    std::vector<std::shared_ptr<TexelView>> views;
+    void destroy()
+    {
+        if (!dev) return;
+        if (pipeline) vkDestroyPipeline(dev, pipeline, nullptr);
+        if (module) vkDestroyShaderModule(dev, module, nullptr);
+        if (layout) vkDestroyPipelineLayout(dev, layout, nullptr);
+        if (pool) vkDestroyDescriptorPool(dev, pool, nullptr);
+        if (dsl) vkDestroyDescriptorSetLayout(dev, dsl, nullptr);
+        dev = VK_NULL_HANDLE;
+    }
+    ~TexelAlgo() { destroy(); }
+    void record(VkCommandBuffer cb, bool bind, const void* push, uint32_t bytes)
+    {
+        if (bind) {
+            vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
+        }
+        if (bytes) vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, push);
+    }
+};
+
 struct OpDispatch : kp::OpBase {
     std::shared_ptr<kp::Algorithm> algo;  // kept alive until the submit is done
+    std::shared_ptr<TexelAlgo> own;  // instead of algo: a pipeline with texel bindings
     bool bind = true;
     uint32_t groups_x = 1;
     const void* push = nullptr;  // only valid during record()
     uint32_t push_bytes = 0;
     void record(const vk::CommandBuffer& cb) override
     {
+        if (own) {
+            own->record(static_cast<VkCommandBuffer>(cb), bind, push, push_bytes);
+            cb.dispatch(groups_x, 1, 1);
+            push = nullptr;
+            return;
+        }
         if (bind) algo->recordBindCore(cb);
         if (push_bytes) {
             algo->setPushConstants(const_cast<void*>(push), push_bytes / 4, 4);
@@ -270,6 +341,7 @@ struct IndirectArgs {
 // indirect read (TRANSFER_WRITE -> INDIRECT_COMMAND_READ at DRAW_INDIRECT, a buffer barrier).
 struct OpDispatchIndirect : kp::OpBase {
     std::shared_ptr<kp::Algorithm> algo;  // kept alive until the submit is done
+    std::shared_ptr<TexelAlgo> own;  // instead of algo: a pipeline with texel bindings
     std::shared_ptr<kp::Tensor> geometry;
     VkBuffer args = VK_NULL_HANDLE;
     bool bind = true;
@@ -286,10 +358,14 @@ struct OpDispatchIndirect : kp::OpBase {
         vk::BufferMemoryBarrier after(Access::eTransferWrite, Access::eIndirectCommandRead,
                                       VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED, dst, 0, 12);
         cb.pipelineBarrier(Stage::eTransfer, Stage::eDrawIndirect, {}, nullptr, after, nullptr);
-        if (bind) algo->recordBindCore(cb);
-        if (push_bytes) {
-            algo->setPushConstants(const_cast<void*>(push), push_bytes / 4, 4);
-            algo->recordBindPush(cb);
+        if (own) {
+            own->record(static_cast<VkCommandBuffer>(cb), bind, push, push_bytes);
+        } else {
+            if (bind) algo->recordBindCore(cb);
+            if (push_bytes) {
+                algo->setPushConstants(const_cast<void*>(push), push_bytes / 4, 4);
+                algo->recordBindPush(cb);
+            }
         }
         cb.dispatchIndirect(dst, 0);
         push = nullptr;
@@ -317,6 +393,8 @@ struct Ctx {
     std::vector<std::weak_ptr<kp::Tensor>> tensors;
     std::vector<std::weak_ptr<kp::Algorithm>> algos;
     std::vector<std::weak_ptr<kp::Sequence>> seqs;
+    std::vector<std::weak_ptr<TexelAlgo>> texel_algos;
+    std::vector<std::weak_ptr<TexelView>> texel_views;
     IndirectArgs indirect;  // made by the first indirect dispatch
     std::shared_ptr<kp::Tensor> dummy;  // bound to kernels that take no buffer
     std::shared_ptr<OpBarrier> barrier = std::make_shared<OpBarrier>(
@@ -496,6 +574,8 @@ struct Ctx {
         vkDeviceWaitIdle(*device);
         for (auto& w : seqs) if (auto s = w.lock()) s->destroy();
         for (auto& w : algos) if (auto a = w.lock()) a->destroy();
+        for (auto& w : texel_algos) if (auto a = w.lock()) a->destroy();
+        for (auto& w : texel_views) if (auto v = w.lock()) v->destroy();
         for (auto& w : tensors) if (auto t = w.lock()) t->destroy();
         indirect.destroy();
         mgr.reset();  // kp::Manager first: it was handed our device, it does not own it
@@ -541,18 +621,47 @@ struct PyBuffer {
     uint64_t nbytes = 0;
     uint64_t allocated = 0;  // bytes of device memory held (staged: both allocations)
     bool mapped = false;  // one buffer, its memory mapped: upload/download are no-ops
+    std::map<int, std::shared_ptr<TexelView>> views;  // by VkFormat (destroyed before t)
+
+    std::shared_ptr<TexelView> texel_view(int format)
+    {
+        auto& v = views[format];
+        if (v) return v;
+        VkDevice dev = *ctx->device;
+        auto tv = std::make_shared<TexelView>();
+        tv->dev = dev;
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = t->memorySize();
+        bci.usage = VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT;
+        check(vkCreateBuffer(dev, &bci, nullptr, &tv->buf), "vkCreateBuffer (texel view)");
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(dev, tv->buf, &req);
+        if (req.size > ctx->requirements(bci.size).size)
+            fail("texel view: the alias buffer needs more memory than the Buffer holds");
+        const vk::DeviceMemory& mem = *((*t).*member(TensorMemoryTag{}));
+        check(vkBindBufferMemory(dev, tv->buf, static_cast<VkDeviceMemory>(mem), 0), "vkBindBufferMemory (texel view)");
+        VkBufferViewCreateInfo vci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+        vci.buffer = tv->buf;
+        vci.format = VkFormat(format);
+        vci.range = VK_WHOLE_SIZE;
+        check(vkCreateBufferView(dev, &vci, nullptr, &tv->view), "vkCreateBufferView");
+        ctx->track(ctx->texel_views, tv);
+        v = tv;
+        return v;
+    }
 };
 
 struct PyAlgorithm {
     std::shared_ptr<Ctx> ctx;
     std::shared_ptr<kp::Algorithm> algo;
+    std::shared_ptr<TexelAlgo> own;  // with texel bindings: instead of algo
     uint32_t push_bytes = 0;  // as declared by the caller (0 allowed)
 };
 
 struct PyBatch {
     std::shared_ptr<Ctx> ctx;
     std::shared_ptr<kp::Sequence> seq;  // created on first record after a submit
-    const kp::Algorithm* bound = nullptr;  // pipeline bound last in this command buffer
+    const void* bound = nullptr;  // pipeline bound last in this command buffer
     size_t pending = 0;
     bool busy = false;  // a submit is running without the GIL
 
@@ -595,12 +704,14 @@ struct PyBatch {
         kp::Sequence& s = recording();
         auto op = std::make_shared<OpDispatch>();
         op->algo = a.algo;
-        op->bind = bound != a.algo.get();
+        op->own = a.own;
+        const void* key = a.own ? static_cast<const void*>(a.own.get()) : a.algo.get();
+        op->bind = bound != key;
         op->groups_x = uint32_t(groups_x);
         op->push = data;
         op->push_bytes = uint32_t(len);
         s.record(op);
-        bound = a.algo.get();
+        bound = key;
         pending++;
     }
     // Record vkCmdFillBuffer of `size` bytes at `offset` with the 32-bit `word` (both
@@ -646,13 +757,15 @@ struct PyBatch {
         if (ctx->indirect.buf == VK_NULL_HANDLE) ctx->indirect.create(*ctx->phys, *ctx->device);
         auto op = std::make_shared<OpDispatchIndirect>();
         op->algo = a.algo;
+        op->own = a.own;
+        const void* key = a.own ? static_cast<const void*>(a.own.get()) : a.algo.get();
         op->geometry = geometry.t;
         op->args = ctx->indirect.buf;
-        op->bind = bound != a.algo.get();
+        op->bind = bound != key;
         op->push = info.ptr;
         op->push_bytes = uint32_t(len);
         s.record(op);
-        bound = a.algo.get();
+        bound = key;
         pending++;
     }
     void barrier()
@@ -902,6 +1015,15 @@ struct PyDevice {
         ctx->closed = false;
         ctx->mapped = !off("unified_memory") && ctx->host_memory_is_device_local();
         features["unified_memory"] = ctx->mapped;
+        // texel reads: every format codegen reads through a storage texel buffer view
+        bool texel = !off("texel_reads");
+        for (VkFormat fmt : {VK_FORMAT_R32_SFLOAT, VK_FORMAT_R32G32_SFLOAT, VK_FORMAT_R32G32B32A32_SFLOAT,
+                             VK_FORMAT_R32_SINT, VK_FORMAT_R32_UINT}) {
+            VkFormatProperties fp;
+            vkGetPhysicalDeviceFormatProperties(pd, fmt, &fp);
+            texel = texel && (fp.bufferFeatures & VK_FORMAT_FEATURE_STORAGE_TEXEL_BUFFER_BIT);
+        }
+        features["texel_reads"] = texel;
 
         const auto& l = props.limits;
         limits = {{"max_workgroup_count_x", l.maxComputeWorkGroupCount[0]},
@@ -911,7 +1033,10 @@ struct PyDevice {
                   {"max_push_constants_size", l.maxPushConstantsSize},
                   {"max_storage_buffers_per_stage", std::min(l.maxPerStageDescriptorStorageBuffers,
                                                              l.maxDescriptorSetStorageBuffers)},
-                  {"max_shared_memory_size", l.maxComputeSharedMemorySize}};
+                  {"max_shared_memory_size", l.maxComputeSharedMemorySize},
+                  {"max_texel_buffer_elements", l.maxTexelBufferElements},
+                  {"max_storage_texel_buffers_per_stage", std::min(l.maxPerStageDescriptorStorageImages,
+                                                                   l.maxDescriptorSetStorageImages)}};
     }
 
     std::shared_ptr<PyBuffer> buffer(long long nbytes)
@@ -924,6 +1049,86 @@ struct PyDevice {
         b->nbytes = uint64_t(nbytes);
         b->mapped = ctx->mapped;
         return b;
+    }
+
+    // bindings 0..n-1: the storage buffers; n + j: a storage texel buffer view (format
+    // texels[j].second, a VkFormat) of buffers[texels[j].first]
+    std::shared_ptr<TexelAlgo> texel_algorithm(const std::vector<std::shared_ptr<PyBuffer>>& buffers,
+                                               const std::vector<std::shared_ptr<kp::Tensor>>& tensors,
+                                               const std::vector<std::pair<long long, int>>& texels,
+                                               const std::vector<uint32_t>& words, uint32_t push_range)
+    {
+        if (!features["texel_reads"]) fail("algorithm: texel views need the feature texel_reads");
+        if (texels.size() > ctx->limits.maxPerStageDescriptorStorageImages)
+            fail("algorithm: more texel views than the device's maxPerStageDescriptorStorageImages");
+        auto o = std::make_shared<TexelAlgo>();
+        VkDevice dev = *ctx->device;
+        o->dev = dev;
+        o->tensors = tensors;
+        o->push_range = push_range;
+        for (auto& [k, fmt] : texels) {
+            if (k < 0 || size_t(k) >= buffers.size())
+                fail("algorithm: texel view of buffer " + std::to_string(k) + ", not one of the buffers");
+            o->views.push_back(buffers[k]->texel_view(fmt));
+        }
+        std::vector<VkDescriptorSetLayoutBinding> lb;
+        for (uint32_t i = 0; i < tensors.size() + texels.size(); i++)
+            lb.push_back({i, i < tensors.size() ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER,
+                          1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+        VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+        li.bindingCount = uint32_t(lb.size());
+        li.pBindings = lb.data();
+        check(vkCreateDescriptorSetLayout(dev, &li, nullptr, &o->dsl), "vkCreateDescriptorSetLayout");
+        VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_range};
+        VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+        pli.setLayoutCount = 1;
+        pli.pSetLayouts = &o->dsl;
+        pli.pushConstantRangeCount = 1;
+        pli.pPushConstantRanges = &pcr;
+        check(vkCreatePipelineLayout(dev, &pli, nullptr, &o->layout), "vkCreatePipelineLayout");
+        VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+        smi.codeSize = words.size() * 4;
+        smi.pCode = words.data();
+        check(vkCreateShaderModule(dev, &smi, nullptr, &o->module), "vkCreateShaderModule");
+        VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+        cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+        cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        cpi.stage.module = o->module;
+        cpi.stage.pName = "main";
+        cpi.layout = o->layout;
+        check(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpi, nullptr, &o->pipeline), "vkCreateComputePipelines");
+        VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, uint32_t(tensors.size())},
+                                      {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, uint32_t(texels.size())}};
+        VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+        dpi.maxSets = 1;
+        dpi.poolSizeCount = 2;
+        dpi.pPoolSizes = ps;
+        check(vkCreateDescriptorPool(dev, &dpi, nullptr, &o->pool), "vkCreateDescriptorPool");
+        VkDescriptorSetAllocateInfo dsi{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        dsi.descriptorPool = o->pool;
+        dsi.descriptorSetCount = 1;
+        dsi.pSetLayouts = &o->dsl;
+        check(vkAllocateDescriptorSets(dev, &dsi, &o->set), "vkAllocateDescriptorSets");
+        std::vector<VkDescriptorBufferInfo> infos(tensors.size());
+        std::vector<VkWriteDescriptorSet> writes;
+        for (uint32_t i = 0; i < lb.size(); i++) {
+            VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+            w.dstSet = o->set;
+            w.dstBinding = i;
+            w.descriptorCount = 1;
+            w.descriptorType = lb[i].descriptorType;
+            if (i < tensors.size()) {
+                vk::DescriptorBufferInfo bi = tensors[i]->constructDescriptorBufferInfo();
+                infos[i] = static_cast<VkDescriptorBufferInfo>(bi);
+                w.pBufferInfo = &infos[i];
+            } else {
+                w.pTexelBufferView = &o->views[i - tensors.size()]->view;
+            }
+            writes.push_back(w);
+        }
+        vkUpdateDescriptorSets(dev, uint32_t(writes.size()), writes.data(), 0, nullptr);
+        ctx->track(ctx->texel_algos, o);
+        return o;
     }
 
     // What one pipeline is made of, checked and copied while the GIL is held.
@@ -983,9 +1188,17 @@ struct PyDevice {
     }
 
     std::shared_ptr<PyAlgorithm> algorithm(const std::vector<std::shared_ptr<PyBuffer>>& buffers,
-                                           const py::bytes& spirv, long long push_constant_bytes)
+                                           const py::bytes& spirv, long long push_constant_bytes,
+                                           const std::vector<std::pair<long long, int>>& texels)
     {
         AlgoSpec s = spec(buffers, spirv, push_constant_bytes);
+        if (!texels.empty()) {  // a pipeline of our own (kp::Algorithm binds storage buffers only)
+            auto a = std::make_shared<PyAlgorithm>();
+            a->ctx = ctx;
+            a->push_bytes = s.push_bytes;
+            a->own = texel_algorithm(buffers, s.tensors, texels, s.words, uint32_t(s.push.size() * 4));
+            return a;
+        }
         std::shared_ptr<kp::Algorithm> algo;
         {
             py::gil_scoped_release nogil;
@@ -1249,7 +1462,10 @@ PYBIND11_MODULE(_vkrt, m)
       .def_readonly("limits", &PyDevice::limits)
       .def("buffer", &PyDevice::buffer, py::arg("nbytes"))
       .def("algorithm", &PyDevice::algorithm, py::arg("buffers"), py::arg("spirv"),
-           py::arg("push_constant_bytes"))
+           py::arg("push_constant_bytes"), py::arg("texels") = std::vector<std::pair<long long, int>>{},
+           "A compute pipeline: binding k is buffers[k] (a storage buffer); with `texels`, "
+           "[(buffer index, VkFormat)], binding len(buffers) + j is a storage texel buffer "
+           "view of that buffer (feature texel_reads).")
       .def("algorithms", &PyDevice::algorithms, py::arg("items"), py::arg("threads") = 0,
            "Several Algorithms from (buffers, spirv, push_constant_bytes) items, their pipelines "
            "created on up to `threads` threads at once (0: one per core), without the GIL.")
