@@ -57,7 +57,7 @@ def _native_module_current():
 
 
 @pytest.mark.skipif(not _native_module_current(), reason='vkdiff/runtime/_vkrt is older than '
-                    'vkrt.cpp: rebuild it (bash tools/setup.sh)')
+                    'vkdiff/runtime/native: rebuild it (bash tools/setup.sh)')
 def test_out_of_memory_raises_a_memory_error_and_keeps_the_fields(tmp_path):
     script = tmp_path / 'oom_child.py'
     script.write_text(CHILD)

@@ -45,7 +45,7 @@ def _native_module_current():
 
 
 @pytest.mark.skipif(not _native_module_current(), reason='vkdiff/runtime/_vkrt is older than '
-                    'vkrt.cpp: rebuild it (bash tools/setup.sh)')
+                    'vkdiff/runtime/native: rebuild it (bash tools/setup.sh)')
 def test_init_cycles_leak_no_file_handles_under_validation(tmp_path):
     script = tmp_path / 'fd_child.py'
     script.write_text(CHILD)
