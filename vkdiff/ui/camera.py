@@ -133,9 +133,18 @@ class Camera:
         return math.tan(math.radians(self._fov) / 2)
 
     def get_view_matrix(self):
+        """glm's layout, as Taichi returns it: the transpose of the math matrix (the
+        translation in the last row; use ``row_vector @ m``)."""
+        return self._view().T.copy()
+
+    def _view(self):
         return look_at(self.curr_position, self.curr_lookat, self.curr_up)
 
     def get_projection_matrix(self, aspect):
+        """glm's layout (see get_view_matrix)."""
+        return self._projection(aspect).T.copy()
+
+    def _projection(self, aspect):
         if self._mode == PERSPECTIVE:
             return perspective(self._fov, float(aspect), self._z_far, self._z_near)
         return ortho(self._left, self._right, self._top, self._bottom, self._z_far, self._z_near)

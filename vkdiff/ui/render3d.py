@@ -26,8 +26,8 @@ class View:
 
     def __init__(self, camera, width, height, ambient, lights):
         self.width, self.height = width, height
-        self.view = camera.get_view_matrix()
-        self.proj = camera.get_projection_matrix(width / height)
+        self.view = camera._view()
+        self.proj = camera._projection(width / height)
         self.viewproj = self.proj @ self.view
         self.tan_half_fov = camera.tan_half_fov
         self.eye = np.asarray(camera.curr_position, np.float64)

@@ -73,7 +73,7 @@ class Window:
         self.fps_limit = fps_limit
         self._frame = Frame(width, height)
         self._canvas = Canvas(self)
-        self._scene = Scene()
+        self._scene = Scene(self._frame)
         self._gui = Gui(self)
         self._events = []
         self._pressed = set()
