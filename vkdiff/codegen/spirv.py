@@ -411,6 +411,8 @@ class TaskCodegen(GlobalMemory):
         if src.bits == dst.bits:
             return self.op('OpBitcast', t, x)
         if src.bits < dst.bits:
+            if src.is_signed and dst.bits == 64:
+                return self._sign_extend_64(x, t)
             if src.is_signed or not dst.is_signed:
                 return self.op('OpSConvert' if src.is_signed else 'OpUConvert', t, x)
             # unsigned to a wider signed type: OpUConvert needs an unsigned result
@@ -419,6 +421,19 @@ class TaskCodegen(GlobalMemory):
         mid = T.i32 if src.is_signed else T.u32
         y = self.op('OpSConvert' if src.is_signed else 'OpUConvert', self.t(mid), x)
         return y if mid is dst else self.op('OpBitcast', t, y)
+
+
+    def _sign_extend_64(self, x, t):
+        """A 32-bit (or narrower, held in 32 bits) signed integer widened to 64 bits as the pair
+        (x, x >> 31) of 32-bit words. Lavapipe (Mesa 22.3) miscompiles comparisons of an
+        OpSConvert to 64 bits with constants, also through `+ 0`, `| 0` or max(_, c):
+        `OpSConvert(3) > 5` was true (tests/test_widened_compare.py)."""
+        m = self.m
+        u32 = self.t(T.u32)
+        hi = self.op('OpShiftRightArithmetic', self.t(T.i32), x, m.const(T.i32, 31))
+        pair = self.op('OpCompositeConstruct', m.vector(u32, 2), self.op('OpBitcast', u32, x),
+                       self.op('OpBitcast', u32, hi))
+        return self.op('OpBitcast', t, pair)
 
 
 _DISPATCH = {name: getattr(TaskCodegen, 'gen_' + name) for name in
