@@ -82,3 +82,37 @@ def test_camera_matrices_in_glm_layout():
     np.testing.assert_allclose(np.array([1, 2, 0, 1]) @ v, [1, 2, -3, 1], atol=1e-12)
     p = cam.get_projection_matrix(64 / 48)
     assert p[2, 3] == -1 and p[3, 3] == 0
+
+
+def test_camera_curr_attributes_are_vectors():
+    # Taichi 1.7.4 (uirev misc.py case_camera_attrs): curr_position is Vector([1, 2, 3]) as
+    # given, with .x, .norm(), .normalized()
+    cam = _cam((1, 2, 3))
+    p = cam.curr_position
+    assert isinstance(p, ti.Vector)
+    assert p.x == 1 and p.to_numpy().tolist() == [1, 2, 3]
+    assert abs(p.norm() - math.sqrt(14)) < 1e-12
+    d = (cam.curr_lookat - cam.curr_position).normalized().to_numpy()
+    np.testing.assert_allclose(d, -np.array([1, 2, 3]) / math.sqrt(14), rtol=1e-12)
+    assert list(cam.curr_up) == [0, 1, 0]
+
+
+def test_rgba_per_vertex_colour_blends_over_the_background(window):
+    # Taichi 1.7.4 blends with (src alpha, 1 - src alpha) for colour and alpha alike: alpha
+    # 0.2 over black stores colour * 0.2 and alpha 0.2 * 0.2 + 0.8 = 0.84 -> 214 (uirev
+    # scn2.py case_mesh_pvc_rgba / case_particles_pvc_rgba)
+    scene = window.get_scene()
+    scene.set_camera(_cam((0, 0, 3)))
+    scene.ambient_light((1, 1, 1))
+    quad = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, -1, 0], [1, 1, 0], [-1, 1, 0]],
+                    np.float32)
+    scene.mesh(quad, per_vertex_color=np.tile(np.float32([[1, 0.5, 0.25, 0.2]]), (6, 1)))
+    scene.particles(np.array([[0, 0, 0.5]], np.float32), 0.05,
+                    per_vertex_color=np.float32([[0, 1, 0, 0.5]]))
+    window.get_canvas().scene(scene)
+    img = window.get_image_buffer_as_numpy()
+    rgba8 = np.rint(img * 255)
+    np.testing.assert_array_equal(rgba8[20, 24], [51, 26, 13, 214])  # quad only
+    # particle (alpha 0.5) over the quad's stored colour: 0.5 * (0, 1, 0) + 0.5 * quad
+    np.testing.assert_allclose(img[32, 24, :3], [0.1, 0.55, 0.025], atol=1.5 / 255)
+    assert rgba8[32, 24, 3] == np.rint((0.25 + 0.5 * 0.84) * 255)

@@ -68,7 +68,7 @@ class Scene:
                   per_vertex_radius=None, index_offset=0, index_count=None):
         c = sources.points(centers, 3, "centers").astype(np.float64)
         n = c.shape[0]
-        cols = sources.vertex_colors(color, per_vertex_color, n).astype(np.float64)
+        cols = sources.vertex_rgba(color, per_vertex_color, n)
         if per_vertex_radius is not None:
             r = sources.scalars(per_vertex_radius, n, "per_vertex_radius").astype(np.float64)
         else:
@@ -85,7 +85,7 @@ class Scene:
         idx = sources.indices(indices, n, 1) if indices is not None else None
         nrm = (gen_normals(pos, idx) if normals is None
                else sources.points(normals, 3, "normals").astype(np.float64))
-        cols = sources.vertex_colors(color, per_vertex_color, n).astype(np.float64)
+        cols = sources.vertex_rgba(color, per_vertex_color, n)
         if idx is None:
             lo, cnt = _range(n, vertex_offset, vertex_count)
             tri = np.arange(lo, lo + cnt - cnt % 3)
