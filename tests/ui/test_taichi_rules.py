@@ -116,3 +116,29 @@ def test_rgba_per_vertex_colour_blends_over_the_background(window):
     # particle (alpha 0.5) over the quad's stored colour: 0.5 * (0, 1, 0) + 0.5 * quad
     np.testing.assert_allclose(img[32, 24, :3], [0.1, 0.55, 0.025], atol=1.5 / 255)
     assert rgba8[32, 24, 3] == np.rint((0.25 + 0.5 * 0.84) * 255)
+
+
+def test_save_image_png_is_rgba(window, tmp_path):
+    # Taichi 1.7.4 writes the off-screen image as an RGBA PNG (uirev misc.py
+    # case_save_image_png: imread gives (64, 48, 4), [255, 128, 0, 255] at the origin)
+    from vkdiff.gui.png import read_png
+    c = window.get_canvas()
+    c.set_background_color((0.2, 0.3, 0.9))
+    c.triangles(np.float32([[0, 0], [1, 0], [0, 1]]), color=(1, 0.5, 0))
+    path = tmp_path / "f.png"
+    window.save_image(str(path))
+    px = read_png(str(path))
+    assert px.shape == (48, 64, 4)
+    np.testing.assert_array_equal(px[-1, 0], [255, 128, 0, 255])  # bottom-left
+    np.testing.assert_array_equal(px[0, -1], [51, 76, 230, 255])  # top-right: background
+
+
+def test_negative_circle_radius_draws_like_positive(window):
+    # Taichi 1.7.4 draws circles of radius -r as radius r (uirev prim.py case_circles_rneg)
+    c = window.get_canvas()
+    c.circles(np.float32([[0.5, 0.5]]), -0.1, color=(1, 1, 1))
+    neg = window.get_image_buffer_as_numpy()
+    c.circles(np.float32([[0.5, 0.5]]), 0.1, color=(1, 1, 1))
+    pos = window.get_image_buffer_as_numpy()
+    assert pos[:, :, 0].sum() > 50
+    np.testing.assert_array_equal(neg, pos)

@@ -166,6 +166,7 @@ class Canvas:
             r = sources.scalars(per_vertex_radius, n, "per_vertex_radius") * h
         else:
             r = np.full(n, sources.number(radius, "radius") * h, np.float32)
+        r = np.abs(r)  # Taichi draws a negative radius as its magnitude
         self._frame.add(lambda f: draw_circles(f, c, r, cols))
 
     def triangles(self, vertices, color=(0.5, 0.5, 0.5), indices=None, per_vertex_color=None):

@@ -265,10 +265,15 @@ class Window:
         depth.from_numpy(self.get_depth_buffer_as_numpy())
 
     def save_image(self, filename):
-        """Write the frame to an image file (PNG without pillow)."""
+        """Write the frame to an image file (PNG: RGBA, as Taichi; others RGB through pillow)."""
         from ..gui.gui import write_image
+        from ..gui.png import write_png
         rgb, _ = self._compose()
-        write_image(filename, raster.to_rgba8(rgb)[::-1, :, :3].copy())
+        rgba = raster.to_rgba8(rgb, self._frame.alpha)[::-1].copy()
+        if os.fspath(filename).lower().endswith(".png"):
+            write_png(filename, rgba)  # RGBA, as Taichi's
+        else:
+            write_image(filename, rgba[:, :, :3].copy())
         self._after_readback()
 
     write_image = save_image
