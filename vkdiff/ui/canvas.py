@@ -28,12 +28,28 @@ class Frame:
         self.width, self.height = int(width), int(height)
         self.background = np.zeros(3, np.float32)
         self.commands = []
+        self.views3d = []  # one holder per 3D command: [view or None]
         self.rgb = None
         self.depth = None
         self.alpha = None
 
     def add(self, command):
         self.commands.append(command)
+        self.rgb = None
+
+    def add_3d(self, item):
+        """A 3D item (item(frame, view)); drawn with the view of the last set_view()."""
+        holder = [None]
+        self.views3d.append(holder)
+
+        def command(frame):
+            if holder[0] is not None:
+                item(frame, holder[0])
+        self.add(command)
+
+    def set_view(self, view):
+        for holder in self.views3d:
+            holder[0] = view
         self.rgb = None
 
     def compose(self):
@@ -50,6 +66,7 @@ class Frame:
     def next_frame(self):
         """Drop this frame's commands (the background colour stays)."""
         self.commands = []
+        self.views3d = []
         self.rgb = None
 
 
@@ -211,4 +228,4 @@ class Canvas:
         from .scene import Scene
         if not isinstance(scene, Scene):
             raise sources.VkdiffTypeError(f"canvas.scene() needs a ti.ui.Scene, got {type(scene)}")
-        self._frame.add(scene._take_drawing(self._frame.width, self._frame.height))
+        scene._render_into(self._frame)

@@ -73,7 +73,7 @@ class Window:
         self.fps_limit = fps_limit
         self._frame = Frame(width, height)
         self._canvas = Canvas(self)
-        self._scene = Scene()
+        self._scene = Scene(self._frame)
         self._gui = Gui(self)
         self._events = []
         self._pressed = set()
@@ -203,9 +203,11 @@ class Window:
         return self._cursor
 
     # ------------------------------------------------------------------ frames
-    def _compose(self):
+    def _compose(self, gui=False):
+        """The frame; with gui=True (a real window) the ImGui panels drawn over it.  Taichi's
+        off-screen image (get_image_buffer_as_numpy, save_image) holds no ImGui."""
         rgb, depth = self._frame.compose()
-        if self._gui._panels:
+        if gui and self._gui._panels:
             rgb = rgb.copy()
             self._gui._draw(rgb)
         return rgb, depth
@@ -223,7 +225,7 @@ class Window:
         if self._max_frames is not None and self._frames >= self._max_frames:
             raise SystemExit(0)
         if self._glfw is not None:
-            rgb, _ = self._compose()
+            rgb, _ = self._compose(gui=True)
             self._glfw.present(raster.to_rgba8(rgb))
             self._glfw.poll()
             self._pace()
