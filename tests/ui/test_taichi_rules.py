@@ -142,3 +142,20 @@ def test_negative_circle_radius_draws_like_positive(window):
     pos = window.get_image_buffer_as_numpy()
     assert pos[:, :, 0].sum() > 50
     np.testing.assert_array_equal(neg, pos)
+
+
+def test_canvas_lines_round_vertex_colours_to_8_bits_first():
+    # Taichi 1.7.4's canvas.lines stores per-vertex colours as 8-bit before interpolating:
+    # its image equals the one of the pre-rounded colours (uirev lq.py case_lines_pvc_q vs
+    # prim.py case_lines_pvc)
+    def draw(c1):
+        w = ti.ui.Window("t", (64, 48), show_window=False)
+        w.get_canvas().lines(np.float32([[0.05, 0.5], [0.95, 0.5]]), 0.2,
+                             per_vertex_color=np.float32([[0, 0, 0], c1]))
+        img = w.get_image_buffer_as_numpy()
+        w.destroy()
+        return img
+    raw = draw([200.4 / 255, 100.4 / 255, 50.4 / 255])
+    rounded = draw([200 / 255, 100 / 255, 50 / 255])
+    assert raw[:, :, 0].max() > 0.7
+    np.testing.assert_array_equal(raw, rounded)

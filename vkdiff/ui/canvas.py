@@ -10,7 +10,7 @@ shaders (python/taichi/shaders/*.vert, *lines2quad*.comp):
 * ``circles``: radius is a fraction of the window *height* (``radius * height`` pixels), a pixel
   is inside when its centre is strictly closer than that;
 * ``lines``: each pair of vertices is a quad ``width * height`` pixels thick, no caps, colours
-  interpolated along it;
+  rounded to 8 bits then interpolated along it;
 * ``triangles``: filled, per-vertex colours interpolated;
 * ``set_image``: an image the size of the window is copied pixel for pixel; another size is
   sampled bilinearly (clamped to the edge), as GGUI's texture sampler does.
@@ -181,6 +181,10 @@ class Canvas:
     def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None):
         v = sources.points(vertices, 2, "vertices").astype(np.float64)
         cols = sources.vertex_colors(color, per_vertex_color, v.shape[0])
+        # GGUI's lines2quad stage keeps vertex colours as 8-bit values: round before
+        # interpolating, as Taichi's images show
+        cols = (np.rint(np.clip(cols, 0, 1).astype(np.float32) * np.float32(255))
+                / np.float32(255)).astype(np.float32)
         idx = (sources.indices(indices, v.shape[0], 2) if indices is not None
                else np.arange(v.shape[0] - v.shape[0] % 2))
         seg = idx.reshape(-1, 2)
