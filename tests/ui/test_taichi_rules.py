@@ -159,3 +159,18 @@ def test_canvas_lines_round_vertex_colours_to_8_bits_first():
     rounded = draw([200 / 255, 100 / 255, 50 / 255])
     assert raw[:, :, 0].max() > 0.7
     np.testing.assert_array_equal(raw, rounded)
+
+
+def test_triangle_edges_through_pixel_centres_follow_the_top_left_rule(window):
+    # Taichi 1.7.4 on lavapipe (uirev fill.py case_single_tri_edges): centres on the left
+    # edge x = 10.5 are drawn, centres on the bottom edge y = 10.5 and on the hypotenuse
+    # x + y = 51 are not
+    s = np.float32([64, 48])
+    window.get_canvas().triangles(np.float32([[10.5, 10.5], [40.5, 10.5], [10.5, 40.5]]) / s,
+                                  color=(1, 1, 1))
+    on = window.get_image_buffer_as_numpy()[:, :, 0] > 0.5
+    assert on[10, 20] and on[10, 11]          # left edge
+    assert not on[20, 10] and on[20, 11]      # bottom edge
+    assert not on[25, 25] and on[24, 25]      # hypotenuse
+    # column ix: centres iy + 0.5 in (10.5, 50 - ix) -> 39 - ix pixels
+    assert on.sum() == sum(39 - ix for ix in range(10, 39))
