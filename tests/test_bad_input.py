@@ -171,6 +171,12 @@ CASES = [
     ('copy_from an array', lambda w: w.f.copy_from(np.zeros(4)), TypeError),
     ('copy_from other shape', lambda w: w.f.copy_from(ti.field(ti.f32, shape=5)),
      ValueError),
+    # Taichi 1.7.4 compares the fields' shapes (ValueError); vkdiff compared shape + element
+    # shape and copied a 4-vector field of shape () into a scalar field of shape (4,)
+    ('copy_from vector into scalar', lambda w: w.f.copy_from(ti.Vector.field(4, ti.f32, shape=())),
+     ValueError),
+    ('copy_from other element shape', lambda w: w.v.copy_from(ti.Vector.field(2, ti.f32, shape=3)),
+     ValueError),
     # ---- struct fields
     ('struct from_numpy 2nd member bad',
      lambda w: w.s.from_numpy({'pos': np.zeros((3, 2)), 'mass': np.array([1, 2, None])}),

@@ -43,22 +43,24 @@ def test_events_queue_and_filters(window):
 
 
 def test_gui_widgets_return_current_values(window):
+    # Taichi 1.7.4 off-screen (uirev misc.py case_gui_widgets): sliders return old_value
+    # unclamped, color_edit_3 the float32 values as Python floats
     gui = window.get_gui()
     with gui.sub_window("Options", 0.05, 0.05, 0.5, 0.5) as w:
         w.text("hello")
         assert w.slider_float("x", 0.25, 0.0, 1.0) == 0.25
-        assert w.slider_float("x", 2.0, 0.0, 1.0) == 1.0
+        assert w.slider_float("x", 2.0, 0.0, 1.0) == 2.0
         assert w.slider_int("n", 3, 0, 10) == 3
+        assert w.slider_int("n", 12, 0, 10) == 12
         assert w.checkbox("on", True) is True
-        assert w.color_edit_3("c", (0.1, 0.2, 0.3)) == (0.1, 0.2, 0.3)
+        assert w.color_edit_3("c", (0.1, 0.2, 0.3)) == (0.10000000149011612, 0.20000000298023224,
+                                                         0.30000001192092896)
         assert w.button("go") is False
     gui.begin("b", 0.6, 0.6, 0.3, 0.3)
     gui.text("x", color=(1, 0, 0))
     gui.end()
     window.get_canvas().set_background_color((0, 0, 0))
-    img = window.get_image_buffer_as_numpy()
-    assert img[:, :, :3].max() > 0  # the panels are drawn, over a black background
-    # widgets belong to one frame: the next one (nothing declared) is black again
+    # Taichi's off-screen image holds no ImGui at all: the frame stays black
     assert window.get_image_buffer_as_numpy()[:, :, :3].max() == 0
 
 

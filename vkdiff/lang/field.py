@@ -348,6 +348,10 @@ class Field(ir.ElementShape):
         if not isinstance(other, Field):
             raise VkdiffTypeError(f'copy_from: field {self.name} copies from another field, got '
                                   f'{type(other).__name__} (use from_numpy for arrays)')
+        if self.shape != other.shape or self.elem_shape != other.elem_shape:
+            raise VkdiffValueError(f'copy_from: field {self.name} has shape {self.shape} and element '
+                                   f'shape {self.elem_shape}; the source {other.name} has '
+                                   f'{other.shape} and {other.elem_shape}')
         from .builtin_kernels import copy_field
         if not copy_field(self, other):  # (one copy command on the device: no host sync)
             self.from_numpy(other.to_numpy())

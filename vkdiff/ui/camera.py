@@ -13,6 +13,8 @@ import time
 
 import numpy as np
 
+from ..lang.matrix import Vector
+
 PERSPECTIVE, ORTHOGONAL = 0, 1
 
 
@@ -91,14 +93,19 @@ class Camera:
     def _vec(x, y, z):
         return np.array([float(x), float(y), float(z)])
 
+    # curr_position / curr_lookat / curr_up: ti.Vector of the values given, as in Taichi
+    # (read-only information there too); the matrices use the private float64 copies
     def position(self, x, y, z):
-        self.curr_position = self._vec(x, y, z)
+        self._pos = self._vec(x, y, z)
+        self.curr_position = Vector([x, y, z])
 
     def lookat(self, x, y, z):
-        self.curr_lookat = self._vec(x, y, z)
+        self._look = self._vec(x, y, z)
+        self.curr_lookat = Vector([x, y, z])
 
     def up(self, x, y, z):
-        self.curr_up = self._vec(x, y, z)
+        self._up = self._vec(x, y, z)
+        self.curr_up = Vector([x, y, z])
 
     def projection_mode(self, mode):
         """0 (or ti.ui.ProjectionMode.Perspective) or 1 (Orthogonal)."""
@@ -133,9 +140,18 @@ class Camera:
         return math.tan(math.radians(self._fov) / 2)
 
     def get_view_matrix(self):
-        return look_at(self.curr_position, self.curr_lookat, self.curr_up)
+        """glm's layout, as Taichi returns it: the transpose of the math matrix (the
+        translation in the last row; use ``row_vector @ m``)."""
+        return self._view().T.copy()
+
+    def _view(self):
+        return look_at(self._pos, self._look, self._up)
 
     def get_projection_matrix(self, aspect):
+        """glm's layout (see get_view_matrix)."""
+        return self._projection(aspect).T.copy()
+
+    def _projection(self, aspect):
         if self._mode == PERSPECTIVE:
             return perspective(self._fov, float(aspect), self._z_far, self._z_near)
         return ortho(self._left, self._right, self._top, self._bottom, self._z_far, self._z_near)
@@ -143,9 +159,9 @@ class Camera:
     def track_user_inputs(self, window, movement_speed=1.0, yaw_speed=2.0, pitch_speed=2.0,
                           hold_key=None):
         """Move with w/s/a/d/e/q, turn with the mouse (while hold_key is pressed, if given)."""
-        front = _normalized(self.curr_lookat - self.curr_position)
-        left = np.cross(self.curr_up, front)
-        up = self.curr_up
+        front = _normalized(self._look - self._pos)
+        left = np.cross(self._up, front)
+        up = self._up
         now = time.perf_counter_ns()
         if self.last_time is None:
             self.last_time = now
@@ -157,7 +173,7 @@ class Camera:
                                ("e", up), ("q", -up)):
             if window.is_pressed(key):
                 change += direction * step
-        self.position(*(self.curr_position + change))
+        self.position(*(self._pos + change))
         mouse_x, mouse_y = window.get_cursor_pos()
         if hold_key is None or window.is_pressed(hold_key):
             if self.last_mouse_x is None or self.last_mouse_y is None:
@@ -168,5 +184,5 @@ class Camera:
             limit = math.pi / 2 * 0.99
             pitch = min(max(pitch, -limit), limit)
             front = euler_to_vec(yaw, pitch)
-        self.lookat(*(self.curr_position + front))
+        self.lookat(*(self._pos + front))
         self.last_mouse_x, self.last_mouse_y = mouse_x, mouse_y

@@ -10,7 +10,7 @@ shaders (python/taichi/shaders/*.vert, *lines2quad*.comp):
 * ``circles``: radius is a fraction of the window *height* (``radius * height`` pixels), a pixel
   is inside when its centre is strictly closer than that;
 * ``lines``: each pair of vertices is a quad ``width * height`` pixels thick, no caps, colours
-  interpolated along it;
+  rounded to 8 bits then interpolated along it;
 * ``triangles``: filled, per-vertex colours interpolated;
 * ``set_image``: an image the size of the window is copied pixel for pixel; another size is
   sampled bilinearly (clamped to the edge), as GGUI's texture sampler does.
@@ -28,12 +28,28 @@ class Frame:
         self.width, self.height = int(width), int(height)
         self.background = np.zeros(3, np.float32)
         self.commands = []
+        self.views3d = []  # one holder per 3D command: [view or None]
         self.rgb = None
         self.depth = None
         self.alpha = None
 
     def add(self, command):
         self.commands.append(command)
+        self.rgb = None
+
+    def add_3d(self, item):
+        """A 3D item (item(frame, view)); drawn with the view of the last set_view()."""
+        holder = [None]
+        self.views3d.append(holder)
+
+        def command(frame):
+            if holder[0] is not None:
+                item(frame, holder[0])
+        self.add(command)
+
+    def set_view(self, view):
+        for holder in self.views3d:
+            holder[0] = view
         self.rgb = None
 
     def compose(self):
@@ -50,6 +66,7 @@ class Frame:
     def next_frame(self):
         """Drop this frame's commands (the background colour stays)."""
         self.commands = []
+        self.views3d = []
         self.rgb = None
 
 
@@ -149,6 +166,7 @@ class Canvas:
             r = sources.scalars(per_vertex_radius, n, "per_vertex_radius") * h
         else:
             r = np.full(n, sources.number(radius, "radius") * h, np.float32)
+        r = np.abs(r)  # Taichi draws a negative radius as its magnitude
         self._frame.add(lambda f: draw_circles(f, c, r, cols))
 
     def triangles(self, vertices, color=(0.5, 0.5, 0.5), indices=None, per_vertex_color=None):
@@ -163,6 +181,10 @@ class Canvas:
     def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None):
         v = sources.points(vertices, 2, "vertices").astype(np.float64)
         cols = sources.vertex_colors(color, per_vertex_color, v.shape[0])
+        # GGUI's lines2quad stage keeps vertex colours as 8-bit values: round before
+        # interpolating, as Taichi's images show
+        cols = (np.rint(np.clip(cols, 0, 1).astype(np.float32) * np.float32(255))
+                / np.float32(255)).astype(np.float32)
         idx = (sources.indices(indices, v.shape[0], 2) if indices is not None
                else np.arange(v.shape[0] - v.shape[0] % 2))
         seg = idx.reshape(-1, 2)
@@ -211,4 +233,4 @@ class Canvas:
         from .scene import Scene
         if not isinstance(scene, Scene):
             raise sources.VkdiffTypeError(f"canvas.scene() needs a ti.ui.Scene, got {type(scene)}")
-        self._frame.add(scene._take_drawing(self._frame.width, self._frame.height))
+        scene._render_into(self._frame)

@@ -59,17 +59,17 @@ class Gui:
         return value
 
     def slider_int(self, text, old_value, minimum, maximum):
-        value = int(min(max(int(old_value), int(minimum)), int(maximum)))
+        value = int(old_value)  # Taichi returns old_value unclamped until the user drags
         self._row(f"{text}: {value}")
         return value
 
     def slider_float(self, text, old_value, minimum, maximum):
-        value = float(min(max(float(old_value), float(minimum)), float(maximum)))
+        value = float(old_value)  # unclamped, as Taichi's
         self._row(f"{text}: {value:.3f}")
         return value
 
     def color_edit_3(self, text, old_value):
-        value = tuple(float(c) for c in old_value)
+        value = tuple(float(np.float32(c)) for c in old_value)  # GGUI holds float32
         self._row(f"{text}: " + " ".join(f"{c:.2f}" for c in value))
         return value
 

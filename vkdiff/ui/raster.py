@@ -73,8 +73,19 @@ def triangle_fragments(px, py, width, height):
         # weight of vertex k: signed area of the sub-triangle opposite to it
         w0 = ((ax[:, 1] - cx) * (ay[:, 2] - cy) - (ax[:, 2] - cx) * (ay[:, 1] - cy)) * inv
         w1 = ((ax[:, 2] - cx) * (ay[:, 0] - cy) - (ax[:, 0] - cx) * (ay[:, 2] - cy)) * inv
+        e2 = ((ax[:, 0] - cx) * (ay[:, 1] - cy) - (ax[:, 1] - cx) * (ay[:, 0] - cy)) * inv
         w2 = 1.0 - w0 - w1
-        inside = (w0 >= 0) & (w1 >= 0) & (w2 >= 0)
+        # top-left rule: a centre exactly on an edge belongs to the triangle only for a left
+        # edge or a horizontal top edge in these y-up coordinates (counter-clockwise: an
+        # edge going down, or a horizontal one going left), as lavapipe gives Taichi
+        sgn = np.sign(area[t])
+        inside = np.ones(t.size, bool)
+        for k, w in ((0, w0), (1, w1), (2, e2)):
+            a, b = (k + 1) % 3, (k + 2) % 3
+            dx = (ax[:, b] - ax[:, a]) * sgn
+            dy = (ay[:, b] - ay[:, a]) * sgn
+            topleft = (dy < 0) | ((dy == 0) & (dx < 0))
+            inside &= (w > 0) | ((w == 0) & topleft)
         if inside.any():
             bary = np.stack([w0[inside], w1[inside], w2[inside]], axis=1)
             yield keep[t[inside]], ix[inside], iy[inside], bary

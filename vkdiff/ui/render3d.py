@@ -26,11 +26,11 @@ class View:
 
     def __init__(self, camera, width, height, ambient, lights):
         self.width, self.height = width, height
-        self.view = camera.get_view_matrix()
-        self.proj = camera.get_projection_matrix(width / height)
+        self.view = camera._view()
+        self.proj = camera._projection(width / height)
         self.viewproj = self.proj @ self.view
         self.tan_half_fov = camera.tan_half_fov
-        self.eye = np.asarray(camera.curr_position, np.float64)
+        self.eye = camera._pos
         self.ambient = np.asarray(ambient, np.float64)
         self.lights = [(np.asarray(p, np.float64), np.asarray(c, np.float64)) for p, c in lights]
 
@@ -81,7 +81,7 @@ def draw_particles(frame, view, centers, radii, colors):
     cam = np.concatenate([centers[ok], np.ones((ok.size, 1))], axis=1) @ view.view.T
     cam = cam[:, :3] / cam[:, 3:]
     radii, colors = radii[ok], colors[ok]
-    resolve = raster.DepthResolve(frame.depth, 2)
+    frags = []
     for p, ix, iy in raster.box_fragments(x - rpx, x + rpx, y - rpx, y + rpx,
                                           frame.width, frame.height):
         dx = (ix + 0.5 - x[p]) / rpx[p]
@@ -90,14 +90,47 @@ def draw_particles(frame, view, centers, radii, colors):
         inside = d2 < 1.0
         p, dx, dy, d2 = p[inside], dx[inside], dy[inside], d2[inside]
         depth = view.project_z(cam[p, 2] + np.sqrt(1.0 - d2) * radii[p])
-        resolve.add(ix[inside], iy[inside], depth, p, np.stack([dx, dy], axis=1))
-    pix, p, attr = resolve.winners()
-    dx, dy = attr[:, 0], attr[:, 1]
-    zs = np.sqrt(np.maximum(1.0 - dx * dx - dy * dy, 0.0))
-    normal = np.stack([dx, dy, zs], axis=1)
-    pos = cam[p] + normal * radii[p, None]
-    col = lambert(view, colors[p], pos, normal, light_space=view.view)
-    frame.rgb.reshape(-1, 3)[pix] = col
+        frags.append((ix[inside], iy[inside], depth, p, np.stack([dx, dy], axis=1)))
+
+    def shade(pix, p, attr):
+        dx, dy = attr[:, 0], attr[:, 1]
+        zs = np.sqrt(np.maximum(1.0 - dx * dx - dy * dy, 0.0))
+        normal = np.stack([dx, dy, zs], axis=1)
+        pos = cam[p] + normal * radii[p, None]
+        col = lambert(view, colors[p, :3], pos, normal, light_space=view.view)
+        store(frame, pix, col, colors[p, 3])
+
+    if np.all(colors[:, 3] == 1.0):  # opaque: one depth resolve, the winners shaded once
+        resolve = raster.DepthResolve(frame.depth, 2)
+        for f in frags:
+            resolve.add(*f)
+        shade(*resolve.winners())
+        return
+    # translucent: every fragment passing the depth test blends, particle after particle
+    if not frags:
+        return
+    ix, iy, depth, p, attr = (np.concatenate(a) for a in zip(*frags))
+    order = np.argsort(p, kind="stable")
+    ix, iy, depth, p, attr = ix[order], iy[order], depth[order], p[order], attr[order]
+    bounds = np.flatnonzero(np.diff(p)) + 1
+    for sl in np.split(np.arange(p.size), bounds):
+        resolve = raster.DepthResolve(frame.depth, 2)
+        resolve.add(ix[sl], iy[sl], depth[sl], p[sl], attr[sl])
+        shade(*resolve.winners())
+
+
+def store(frame, pix, col, alpha):
+    """Write shaded fragments; alpha < 1 blends (src alpha, 1 - src alpha) for colour and
+    alpha alike, as GGUI's pipelines do (the fragment colour clamped first, UNORM target)."""
+    rgb = frame.rgb.reshape(-1, 3)
+    if np.all(alpha == 1.0):
+        rgb[pix] = col
+        return
+    a = np.clip(alpha, 0.0, 1.0)[:, None]
+    q = lambda v: np.rint(np.clip(v, 0.0, 1.0).astype(np.float32) * 255) / 255  # 8-bit dst
+    rgb[pix] = np.clip(col, 0.0, 1.0) * a + q(rgb[pix]) * (1.0 - a)
+    da = frame.alpha.reshape(-1)
+    da[pix] = a[:, 0] * a[:, 0] + q(da[pix]) * (1.0 - a[:, 0])
 
 
 def _resolve_triangles(frame, x, y, z, w, tris):
@@ -128,7 +161,7 @@ def draw_mesh(frame, view, positions, normals, colors, tris, two_sided, model=No
     pos = np.einsum("fk,fkc->fc", pc, positions[corner])
     nrm = np.einsum("fk,fkc->fc", pc, normals[corner])
     base = np.einsum("fk,fkc->fc", pc, colors[corner])
-    frame.rgb.reshape(-1, 3)[pix] = lambert(view, base, pos, nrm, two_sided)
+    store(frame, pix, lambert(view, base[:, :3], pos, nrm, two_sided), base[:, 3])
 
 
 def draw_lines(frame, view, p0, p1, c0, c1, width_px):

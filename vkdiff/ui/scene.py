@@ -1,10 +1,12 @@
 """``vkdiff.ui.Scene``: the 3D part of a GGUI frame (Taichi 1.7.4's ``SceneV2`` / ``Scene``).
 
 ``particles``, ``mesh``, ``mesh_instance`` and ``lines`` read their inputs at once and queue
-them; ``canvas.scene(scene)`` then queues one drawing of everything queued since the previous
-one, with the scene's camera, ambient light and point lights at that moment, and forgets the
-point lights (programs declare them every frame, as they do with Taichi, whose light list is
-consumed by each frame).  The camera and ambient light stay.  Rendering:
+them into the frame *when called* (a window's scene; GGUI's renderer queue), so 2D items
+drawn later in the frame cover them.  ``canvas.scene(scene)`` gives every 3D item queued so far
+in the frame the scene's camera, ambient light and point lights at that moment (the last call
+wins, as in renderer.cpp ``scene_v2``; 3D items queued after the last call are not drawn) and
+forgets the point lights.  The camera and ambient light (default 0.1 grey, scene_base.h) stay.
+A deprecated ``ti.ui.Scene()`` not tied to a window queues its items at ``canvas.scene()``.  Rendering:
 :mod:`vkdiff.ui.render3d`.  Normals not given are generated as Taichi's ``gen_normals`` does:
 the face normal ``(a - b) x (a - c)``, averaged over the faces of a vertex for indexed meshes.
 """
@@ -43,9 +45,10 @@ def _range(n, offset, count):
 class Scene:
     """A 3D scene: get it with ``window.get_scene()`` (or ``ti.ui.Scene()``, deprecated)."""
 
-    def __init__(self):
+    def __init__(self, _frame=None):
+        self._frame = _frame
         self._camera = Camera()
-        self._ambient = np.zeros(3)
+        self._ambient = np.full(3, 0.1)
         self._lights = []
         self._items = []
 
@@ -65,7 +68,7 @@ class Scene:
                   per_vertex_radius=None, index_offset=0, index_count=None):
         c = sources.points(centers, 3, "centers").astype(np.float64)
         n = c.shape[0]
-        cols = sources.vertex_colors(color, per_vertex_color, n).astype(np.float64)
+        cols = sources.vertex_rgba(color, per_vertex_color, n)
         if per_vertex_radius is not None:
             r = sources.scalars(per_vertex_radius, n, "per_vertex_radius").astype(np.float64)
         else:
@@ -73,7 +76,7 @@ class Scene:
         lo, cnt = _range(n, index_offset, index_count)
         sl = slice(lo, lo + cnt)
         c, r, cols = c[sl], r[sl], cols[sl]
-        self._items.append(lambda f, v: render3d.draw_particles(f, v, c, r, cols))
+        self._queue(lambda f, v: render3d.draw_particles(f, v, c, r, cols))
 
     def _mesh_data(self, vertices, indices, normals, color, per_vertex_color, vertex_offset,
                    vertex_count, index_offset, index_count):
@@ -82,7 +85,7 @@ class Scene:
         idx = sources.indices(indices, n, 1) if indices is not None else None
         nrm = (gen_normals(pos, idx) if normals is None
                else sources.points(normals, 3, "normals").astype(np.float64))
-        cols = sources.vertex_colors(color, per_vertex_color, n).astype(np.float64)
+        cols = sources.vertex_rgba(color, per_vertex_color, n)
         if idx is None:
             lo, cnt = _range(n, vertex_offset, vertex_count)
             tri = np.arange(lo, lo + cnt - cnt % 3)
@@ -100,7 +103,7 @@ class Scene:
                                               vertex_offset, vertex_count, index_offset,
                                               index_count)
         two = bool(two_sided)
-        self._items.append(lambda f, v: render3d.draw_mesh(f, v, pos, nrm, cols, tri, two))
+        self._queue(lambda f, v: render3d.draw_mesh(f, v, pos, nrm, cols, tri, two))
 
     def mesh_instance(self, vertices, indices=None, normals=None, color=(0.5, 0.5, 0.5),
                       per_vertex_color=None, two_sided=False, transforms=None, instance_offset=0,
@@ -123,7 +126,7 @@ class Scene:
         def draw(f, v):
             for model in models:
                 render3d.draw_mesh(f, v, pos, nrm, cols, tri, two, model)
-        self._items.append(draw)
+        self._queue(draw)
 
     def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None,
               vertex_offset=0, vertex_count=None, index_offset=0, index_count=None):
@@ -143,18 +146,24 @@ class Scene:
         seg = seg.reshape(-1, 2)
         w = sources.number(width, "width")
         p0, p1, c0, c1 = pos[seg[:, 0]], pos[seg[:, 1]], cols[seg[:, 0]], cols[seg[:, 1]]
-        self._items.append(lambda f, v: render3d.draw_lines(f, v, p0, p1, c0, c1, w))
+        self._queue(lambda f, v: render3d.draw_lines(f, v, p0, p1, c0, c1, w))
 
     # ------------------------------------------------------------------ drawing
-    def _take_drawing(self, width, height):
-        """A frame command drawing the queued items now (camera and lights as they are)."""
-        view = render3d.View(self._camera, width, height, self._ambient, self._lights)
-        items, self._items, self._lights = self._items, [], []
+    def _queue(self, item):
+        if self._frame is None:
+            self._items.append(item)
+        else:
+            self._frame.add_3d(item)
 
-        def command(frame):
-            for item in items:
-                item(frame, view)
-        return command
+    def _render_into(self, frame):
+        """canvas.scene(): queue a detached scene's items, then give all 3D items of the
+        frame this scene's camera and lights."""
+        for item in self._items:
+            frame.add_3d(item)
+        self._items = []
+        frame.set_view(render3d.View(self._camera, frame.width, frame.height, self._ambient,
+                                     self._lights))
+        self._lights = []
 
 
 SceneV2 = Scene

@@ -65,6 +65,16 @@ def per_vertex_colors(colors, n, name="per_vertex_color"):
     return c[:n]
 
 
+def vertex_rgba(color, per_vertex_color, n):
+    """(n, 4) colours with alpha (1 unless per_vertex_color has a 4th component)."""
+    if per_vertex_color is not None:
+        c = as_array(per_vertex_color, "per_vertex_color")
+        if c.ndim >= 2 and c.shape[-1] == 4 and c.reshape(-1, 4).shape[0] >= n:
+            return c.reshape(-1, 4)[:n].astype(np.float64)
+    rgb = vertex_colors(color, per_vertex_color, n).astype(np.float64)
+    return np.concatenate([rgb, np.ones((n, 1))], axis=1)
+
+
 def vertex_colors(color, per_vertex_color, n):
     """(n, 3) colours: per-vertex ones when given, else the one colour for all."""
     if per_vertex_color is not None:

@@ -73,7 +73,7 @@ class Window:
         self.fps_limit = fps_limit
         self._frame = Frame(width, height)
         self._canvas = Canvas(self)
-        self._scene = Scene()
+        self._scene = Scene(self._frame)
         self._gui = Gui(self)
         self._events = []
         self._pressed = set()
@@ -203,9 +203,11 @@ class Window:
         return self._cursor
 
     # ------------------------------------------------------------------ frames
-    def _compose(self):
+    def _compose(self, gui=False):
+        """The frame; with gui=True (a real window) the ImGui panels drawn over it.  Taichi's
+        off-screen image (get_image_buffer_as_numpy, save_image) holds no ImGui."""
         rgb, depth = self._frame.compose()
-        if self._gui._panels:
+        if gui and self._gui._panels:
             rgb = rgb.copy()
             self._gui._draw(rgb)
         return rgb, depth
@@ -223,7 +225,7 @@ class Window:
         if self._max_frames is not None and self._frames >= self._max_frames:
             raise SystemExit(0)
         if self._glfw is not None:
-            rgb, _ = self._compose()
+            rgb, _ = self._compose(gui=True)
             self._glfw.present(raster.to_rgba8(rgb))
             self._glfw.poll()
             self._pace()
@@ -263,10 +265,15 @@ class Window:
         depth.from_numpy(self.get_depth_buffer_as_numpy())
 
     def save_image(self, filename):
-        """Write the frame to an image file (PNG without pillow)."""
+        """Write the frame to an image file (PNG: RGBA, as Taichi; others RGB through pillow)."""
         from ..gui.gui import write_image
+        from ..gui.png import write_png
         rgb, _ = self._compose()
-        write_image(filename, raster.to_rgba8(rgb)[::-1, :, :3].copy())
+        rgba = raster.to_rgba8(rgb, self._frame.alpha)[::-1].copy()
+        if os.fspath(filename).lower().endswith(".png"):
+            write_png(filename, rgba)  # RGBA, as Taichi's
+        else:
+            write_image(filename, rgba[:, :, :3].copy())
         self._after_readback()
 
     write_image = save_image
