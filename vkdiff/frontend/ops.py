@@ -140,21 +140,46 @@ def _numpy_binary(op, a, b):
     return optable.OPS[op].host(a, b)
 
 
+def _taichi_type(x):
+    """The type Taichi gives an operand: a Value's own, a Python number's default_ip/fp."""
+    return x.dtype if isinstance(x, Value) else T.literal_type(_py(x))
+
+
+def _as_typed(x, lt, t):
+    """Operand `x` of Taichi type `lt` as a Value of type `t` (a float literal is rounded to
+    default_fp first: 1.1 under default_fp=f32 next to an f64 is 1.100000023841858)."""
+    if isinstance(x, Value):
+        return x if x.dtype is t else cast(x, t)
+    v = _py(x)
+    if isinstance(v, float) and lt.bits < t.bits:
+        with np.errstate(over='ignore'):
+            v = float(lt.np.type(v))
+    return as_value(v, t)
+
+
 def _pow(a, b):
-    """`**`: a compile-time integer exponent becomes multiplications (exact, cheap to
-    differentiate); otherwise pow on floats."""
+    """`**` with Taichi 1.7.4's typing: Python numbers are default_ip / default_fp values; an
+    integral exponent keeps the base's type (`u8 ** i32` is u8, `f32 ** 3` f32 under
+    default_fp=f64), a float exponent promotes both (`f16 ** 2.5` is f32). A compile-time
+    integer exponent becomes multiplications (exact, cheap to differentiate); a run-time
+    integer one square-and-multiply (Taichi's demote_operations); otherwise pow on floats."""
+    ta, tb = _taichi_type(a), _taichi_type(b)
     bc = None if isinstance(b, Value) else _py(b)
-    if isinstance(a, Value) and (isinstance(bc, int) or (
-            isinstance(bc, float) and bc.is_integer() and abs(bc) <= 64)):
-        if isinstance(bc, float) and not a.dtype.is_float:
-            a = cast(a, T.Defaults.fp)
+    if tb.is_float:
+        t = T.promote(ta, tb)
+        if not t.is_float:
+            t = T.Defaults.fp
+    else:
+        t = ta
+    a = _as_typed(a, ta, t)
+    if isinstance(bc, int) or (isinstance(bc, float) and bc.is_integer() and abs(bc) <= 64):
         n = int(bc)
         if n == 0:
-            return as_value(1, a.dtype)
-        if n < 0 and not a.dtype.is_float:
+            return as_value(1, t)
+        if n < 0 and not t.is_float:
             raise error(f'Negative exponent in pow(int, int) is not allowed (** {n}); cast '
                         'the base to float first')
-        base = a if n > 0 else binary('div', 1.0, a)
+        base = a if n > 0 else binary('div', as_value(1.0, t), a)
         result, p, k = None, base, abs(n)
         while k:  # square-and-multiply
             if k & 1:
@@ -163,18 +188,17 @@ def _pow(a, b):
             if k:
                 p = binary('mul', p, p)
         return result
-    t = _operand_types(a, b)
-    if not t.is_float:
-        if isinstance(b, Value) and b.dtype.is_signed:
-            from .asserts import check_exponent  # ti.init(check_out_of_bound=True) checks
-            check_exponent(a, b)
-        return _int_pow(as_value(a, t), as_value(b, t))
-    if isinstance(b, Value) and not b.dtype.is_float:
-        # float ** run-time integer (Taichi's demote_operations): square-and-multiply, the
-        # reciprocal for a negative exponent -- exact, and defined for a negative base
-        mag = _int_pow(as_value(a, t), b)
-        return select(binary('lt', b, 0), binary('div', 1.0, mag), mag)
-    return current().binary('pow', as_value(a, t), as_value(b, t))
+    if not tb.is_float:  # a run-time integer exponent
+        if not t.is_float:
+            if b.dtype.is_signed:
+                from .asserts import check_exponent  # ti.init(check_out_of_bound=True) checks
+                check_exponent(a, b)
+            return _int_pow(a, b)
+        # float ** run-time integer: the reciprocal for a negative exponent -- exact, and
+        # defined for a negative base
+        mag = _int_pow(a, b)
+        return select(binary('lt', b, 0), binary('div', as_value(1.0, t), mag), mag)
+    return current().binary('pow', a, _as_typed(b, tb, t))
 
 
 def _int_pow(a, b):
