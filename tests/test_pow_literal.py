@@ -60,3 +60,36 @@ def test_pow_types_literals_like_taichi(fp):
         else:
             assert g == want, expr
     assert I.to_numpy().tolist() == [v for _, v in I_EXPECTED]
+
+
+def test_python_float_into_f64_is_a_default_fp_constant():
+    """Under default_fp=f32 a Python float in a kernel is an f32 constant even where it goes
+    straight into an f64 (Taichi 1.7.4 CPU printed these, /tmp/litfix/f64l.py); ti.f64(1.1) is
+    exact there, and so is an f64 kernel argument passed from Python."""
+    F = ti.field(ti.f64, shape=8)
+
+    @ti.func
+    def fd(a: ti.f64):
+        return a
+
+    @ti.kernel
+    def k():
+        F[0] = 1.1
+        F[1] = fd(1.1)
+        F[2] = ti.cast(0.1, ti.f64)
+        F[3] = 1 / 3
+        F[4] = 2 ** 0.5
+        F[5] = ti.sin(2)
+        F[6] = ti.f64(1.1)
+        v = ti.Vector([0.1, 0.2], ti.f64)
+        F[7] = v[0]
+
+    @ti.kernel
+    def karg(a: ti.f64) -> ti.f64:
+        return a
+
+    k()
+    assert F.to_numpy().tolist() == [1.100000023841858, 1.100000023841858, 0.10000000149011612,
+                                     0.3333333432674408, 1.4142135381698608, 0.9092974066734314,
+                                     1.1, 0.10000000149011612]
+    assert karg(1.1) == 1.1

@@ -430,7 +430,7 @@ def typed_literal(dtype, args, kwargs):
         if not info.min <= int(x) <= info.max:
             raise error(f'Integer literal {x} exceeded the range of specified dtype: {dtype}',
                         TaichiTypeError)
-    return ops.cast(x, dtype)
+    return ops.cast(x, dtype, exact=True)  # ti.f64(1.1) is exact (not an f32 literal first)
 
 
 class _Starred:

@@ -32,14 +32,21 @@ def dtype_of(x):
     return T.literal_type(_py(x))
 
 
-def as_value(x, dtype=None):
-    """A Value of `x` (a number becomes a constant of `dtype` or its literal type)."""
+def as_value(x, dtype=None, exact=False):
+    """A Value of `x` (a number becomes a constant of `dtype` or its literal type). A Python
+    float is a default_fp constant first, as in Taichi 1.7.4: under default_fp=f32, 1.1 stored
+    into an f64 is 1.100000023841858 (`exact`: ti.f64(1.1), which Taichi keeps exact)."""
     if not isinstance(x, Value) and not is_number(x):
         raise error(f'expected a number or a scalar kernel value, got {type(x).__name__}: {x!r}')
+    v = _py(x)
+    if (not exact and isinstance(v, float) and dtype is not None and dtype.is_float
+            and dtype.bits > T.Defaults.fp.bits):
+        with np.errstate(over='ignore'):
+            x = float(T.Defaults.fp.np.type(v))
     return current().value(x, dtype)
 
 
-def cast(x, dtype):
+def cast(x, dtype, exact=False):
     dtype = T.resolve(dtype)
     if _is_matrix(x):
         return x._map(lambda e: cast(e, dtype))
@@ -51,11 +58,11 @@ def cast(x, dtype):
             v = int(np.array(x).astype(dtype.np))
         # in a kernel the number keeps the type it was cast to: `a = ti.cast(0, ti.f64)` is an
         # f64 local, `ti.cast(3000000000, ti.i64) * 3` an i64 product
-        return as_value(v, dtype) if in_kernel() else v
+        return as_value(v, dtype, exact) if in_kernel() else v
     return current().cast(x, dtype)
 
 
-T.set_cast(cast)  # `ti.f32(x)`: types.py sits below the frontend
+T.set_cast(lambda x, dtype: cast(x, dtype, exact=True))  # `ti.f32(x)`: types.py sits below the frontend
 
 
 def to_bool(x):
