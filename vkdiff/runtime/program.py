@@ -228,8 +228,7 @@ class Runtime:
                 if self.batch.pending > 4096:
                     self.flush()
                 return
-            self.batch.submit(False)  # queued; the hazard sets still hold what it does
-            self.recording_since = None
+            self.kick()
 
     def prewarm(self, items):
         """Pipelines made, not dispatched yet: (buffers, spirv, push size) items. On a driver that
