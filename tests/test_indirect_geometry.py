@@ -1,7 +1,7 @@
 """Run-time loop bounds the host does not know (`for i in range(num[None])` with num written by a
 kernel in the same batch) launch with a geometry the device computes: a geometry task
 (passes/geometry.py) writes the workgroup count, then the task is an indirect dispatch
-(lang/compiled.py, runtime Batch.dispatch_indirect). On GPUs (VKDIFF_GEOMETRY=gpu forces that
+(launch/compiled.py, runtime Batch.dispatch_indirect). On GPUs (VKDIFF_GEOMETRY=gpu forces that
 geometry on lavapipe) it replaces the largest grid; on a CPU driver (VKDIFF_GEOMETRY=cpu) the
 read-back of the bound for tasks that run one iteration per invocation. Values vs numpy, the
 adjoint vs finite differences, and that the indirect path ran (not a silent fallback)."""

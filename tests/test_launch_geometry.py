@@ -1,4 +1,4 @@
-"""Launch geometry follows the trip count (lang.compiled.CompiledTask.groups): reductions launch
+"""Launch geometry follows the trip count (launch.compiled.CompiledTask.groups): reductions launch
 as many workgroups as their loop needs (one for a short loop, which then applies its sum without
 the finishing dispatch), and loops bounded by a field read at run time launch a grid that fits
 the bound. Every geometry path must give the same results; the VKDIFF_* overrides force each

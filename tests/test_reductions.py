@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
-from vkdiff.lang import compiled
+from vkdiff.launch import compiled
 
 from shared_programs import gravity, gravity_expected
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
-from vkdiff.lang import compiled
+from vkdiff.launch import compiled
 
 
 def _seq_f32(values, start=0.0):

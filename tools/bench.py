@@ -341,7 +341,8 @@ def compile_worker():
     ti.init()
     t = time.perf_counter()     # what the first call imports lazily (the compile pipeline)
     from vkdiff import compiler
-    from vkdiff.lang import kernel as kmod, state
+    from vkdiff.launch import kernel as kmod
+    from vkdiff.lang import state
     imports = time.perf_counter() - t
     from vkdiff.codegen import tools
     spent = {'frontend': 0.0, 'passes': 0.0, 'codegen': 0.0, 'spirv_tools': 0.0,
@@ -431,7 +432,7 @@ def bench_compile(args):
           'the columns after it split it',
           ['', 'first call', 'imports', 'frontend', 'passes', 'codegen', 'spirv-tools', 'cache I/O etc',
            'pipeline', 'rest', 'its sync', '2nd call', 'target'], rows)
-    print('   imports: vkdiff.lang.compiled and the passes/codegen it pulls in on the first call; '
+    print('   imports: vkdiff.launch.compiled and the passes/codegen it pulls in on the first call; '
           'frontend: AST -> IR; passes: task split, lowering, reductions; codegen: IR -> SPIR-V '
           'assembly; spirv-tools: spirv-as/-val/-opt subprocesses (with the library in-process: '
           'spirv-opt only; the in-process work counts under cache I/O etc); pipeline: '

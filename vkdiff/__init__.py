@@ -18,8 +18,8 @@ from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
 from .lang.struct import Struct, dataclass
 from .lang.struct_field import StructField
-from .lang.argpack import ArgPack
-from .lang.kernel import kernel, func, template, Kernel, data_oriented
+from .launch.argpack import ArgPack
+from .launch.kernel import kernel, func, template, Kernel, data_oriented
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
                        atomic_max, atomic_and, atomic_or, atomic_xor, round, atan2, pow, min,
                        max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features,
@@ -38,9 +38,9 @@ root = SNode()
 
 
 from . import ad
-from . import simt
+from .lang import simt  # ti.simt: subgroup operations (vkdiff/lang/simt.py)
 from . import _lib  # ti._lib.core.get_max_num_indices()
-from .lang import ops as _lang_ops, simt as _lang_simt  # noqa: F401  ti.lang.ops, ti.lang.simt
+from .lang import ops as _lang_ops  # noqa: F401  ti.lang.ops
 from .lang import impl as _lang_impl  # noqa: F401  ti.lang.impl.get_runtime().default_fp
 from . import math
 # `ti.types`: the dtypes plus vector/matrix/struct/ndarray/template (replaces the vkdiff.types

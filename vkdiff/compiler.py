@@ -5,7 +5,7 @@
 
 Each pass is a function from IR to IR (a list of `passes.tasks.Task`) with a `CompileOptions`
 passed in: nothing here reads global state (ti.init's config, the device). The API layer
-(lang/compiled.py) builds the options from ti.init's config and the runtime, runs the passes
+(launch/compiled.py) builds the options from ti.init's config and the runtime, runs the passes
 through these functions, then binds and launches what `backend` returns.
 
   split_tasks  the kernel body -> tasks, one compute dispatch each (passes/tasks.py)

@@ -5,7 +5,7 @@ earlier one read (statically, or element by element: ad/tape_validation.py)."""
 from ..autodiff.access_rules import check_tape, launch_summary, written_fields
 from ..errors import AutodiffArgumentError, AutodiffError, VkdiffTypeError
 from ..lang import state
-from ..lang.builtin_kernels import zero_fields
+from ..launch.builtin_kernels import zero_fields
 from ..lang.field import Field
 from .tape_view import describe, to_dot
 
@@ -136,7 +136,7 @@ class Tape:
     def check(self):
         """The static global-data-access check of the recorded launches (validation=True
         checks fields and ndarrays element by element instead)."""
-        from ..lang.arg_binding import array_buffers, map_summary
+        from ..launch.arg_binding import array_buffers, map_summary
         kernels = [(e[1], *e[1].instance(e[2])) for e in self.entries if e[0] == 'kernel']
         # ndarray parameters: the arrays bound at each launch (one Buffer per array)
         subst = [array_buffers(inst, rargs) for _, inst, rargs in kernels]
@@ -183,7 +183,7 @@ def _adjoint_tangent(kernel, args):
     adjoint = inst.adjoint()
     adjoint.tangent().launch(rargs)
     if adjoint.overflow_flags:
-        from ..lang.compiled import check_overflow  # the compiler loads on first compile only
+        from ..launch.compiled import check_overflow  # the compiler loads on first compile only
         check_overflow(adjoint)
 
 

@@ -9,7 +9,7 @@ from .. import optable
 from .. import types as T
 from ..errors import CompileError, located
 from . import arith, narrow, rng, subgroup, workgroup
-from .memory import GlobalMemory, PushLayout  # noqa: F401  (PushLayout: lang/compiled.py)
+from .memory import GlobalMemory, PushLayout  # noqa: F401  (PushLayout: launch/compiled.py)
 from .module import LOCAL_SIZE, Module
 
 

@@ -74,7 +74,7 @@ def _compile_time(x):
 
 
 def _is_runtime_scalar_or_matrix(v):
-    from ..lang.struct import Struct  # lang.struct imports lang.kernel, which imports the frontend
+    from ..lang.struct import Struct  # lang.struct imports launch.kernel, which imports the frontend
     if isinstance(v, Value) or ops.is_number(v):
         return True
     return isinstance(v, (Matrix, Struct))

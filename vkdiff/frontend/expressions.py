@@ -315,7 +315,7 @@ class ExpressionBuilder:
     def _template_params(self, func, node):
         """The argument positions and keywords of the call `node` that go to a ti.template()
         parameter of `func` (not a struct-typed one: StructType subclasses Template)."""
-        from ..lang.kernel import Template
+        from ..launch.kernel import Template
         if any(isinstance(a, ast.Starred) for a in node.args):
             return set()
         inner = getattr(func, '_func', func)  # a func bound to an instance takes self first
@@ -357,7 +357,7 @@ class ExpressionBuilder:
             return method
         methods = getattr(getattr(obj, 'stype', None), 'methods', None) or {}
         if _is_struct_lv(obj) and f.attr not in obj.members and f.attr in methods:
-            from ..lang.kernel import _BoundFunc
+            from ..launch.kernel import _BoundFunc
             return _BoundFunc(methods[f.attr], obj)
         if f.attr == 'fill' and isinstance(obj, MatrixLValue):  # v.fill(x), s[i].vel.fill(x)
             return obj.fill

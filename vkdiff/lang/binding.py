@@ -6,7 +6,7 @@ by Buffers only; at launch each Buffer of a compiled task is bound to storage by
       first use, keyed by the Buffer, alive until ti.init() / ti.reset() (as the kernels that use
       it: they are compiled again after a reset, with new temporaries);
   'arg' -> the array passed for that kernel parameter at this launch (issue 12).
-Bind lists are computed once per compiled task (lang.compiled); only 'arg' Buffers would need a
+Bind lists are computed once per compiled task (launch.compiled); only 'arg' Buffers would need a
 per-launch lookup."""
 import weakref
 

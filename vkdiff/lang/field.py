@@ -333,7 +333,7 @@ class Field(ir.ElementShape):
     def _fill_converted(self, v):
         if not self.elem_shape or (v == v.flat[0]).all():
             # on the device: no host round trip, so a Tape inside a time loop never syncs
-            from .builtin_kernels import fill
+            from ..launch.builtin_kernels import fill
             fill(self, v if not self.elem_shape else v.flat[0].item())
             return
         if dynpool.node_of(self) is not None:
@@ -352,7 +352,7 @@ class Field(ir.ElementShape):
             raise VkdiffValueError(f'copy_from: field {self.name} has shape {self.shape} and element '
                                    f'shape {self.elem_shape}; the source {other.name} has '
                                    f'{other.shape} and {other.elem_shape}')
-        from .builtin_kernels import copy_field
+        from ..launch.builtin_kernels import copy_field
         if not copy_field(self, other):  # (one copy command on the device: no host sync)
             self.from_numpy(other.to_numpy())
 

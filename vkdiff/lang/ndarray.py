@@ -158,7 +158,7 @@ class Ndarray(Field):
     def fill(self, value):
         """Every element (component) set to `value`, on the host mirror (checked first)."""
         v = self._fill_input(value)
-        from .builtin_kernels import fill_word, native_runtime
+        from ..launch.builtin_kernels import fill_word, native_runtime
         rt = native_runtime(())  # (an ndarray is dense)
         a = np.asarray(v)
         word = fill_word(self.dtype.np, a.flat[0]) if rt is not None and \
@@ -177,7 +177,7 @@ class Ndarray(Field):
         if other.shape + other.elem_shape != self.total_shape():
             raise VkdiffValueError(f'copy_from: {self.name} has shape {self.total_shape()}, '
                                    f'{other.name} has {other.shape + other.elem_shape}')
-        from .builtin_kernels import native_runtime
+        from ..launch.builtin_kernels import native_runtime
         rt = native_runtime(()) if other.dtype == self.dtype and (
             isinstance(other, Ndarray) or native_runtime((other,)) is not None) else None
         if rt is not None and other.storage is not self.storage:

@@ -10,9 +10,9 @@ memory). As in Taichi, every iteration of a block must reach the same sync() cal
 that is a multiple of block_dim."""
 import types as _types
 
-from . import types as T
-from .frontend import ops as _ops
-from .frontend.context import Value, current, emit, error
+from .. import types as T
+from ..frontend import ops as _ops
+from ..frontend.context import Value, current, emit, error
 
 
 def _in_kernel(what):
@@ -53,7 +53,7 @@ class SharedArray:
     """`ti.simt.block.SharedArray((n, ...), dtype)` in a kernel: the workgroup's array."""
 
     def __new__(cls, shape, dtype):
-        from .frontend.argarray import SharedBuffer
+        from ..frontend.argarray import SharedBuffer
         if current() is None:
             raise error('ti.simt.block.SharedArray() is called inside a kernel', TypeError)
         return SharedBuffer(shape, dtype)

@@ -12,7 +12,7 @@ from .. import types as T
 from ..errors import DataTypeError, TaichiSyntaxError, TaichiTypeError, VkdiffError
 from ..frontend import ops
 from ..frontend.context import current, error
-from .kernel import _BoundFunc, Template
+from ..launch.kernel import _BoundFunc, Template
 from .matrix import Matrix
 from ..frontend.lvalues import METHOD_NAMES, new_local
 from .field import _caller_assignment_name
@@ -60,7 +60,7 @@ class StructType(Template):
     (`t(pos=..., mass=...)`, missing members are zero), makes struct fields (`t.field(shape=n)`)
     and annotates `@ti.func` arguments (passed by value). As a kernel argument annotation its
     value is passed by value too: every scalar / vector entry a run-time argument, one compiled
-    kernel for all values (lang/argpack.py)."""
+    kernel for all values (launch/argpack.py)."""
     _vkdiff_struct_arg = True
 
     def __init__(self, members, methods=None, name=None):

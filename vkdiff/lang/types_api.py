@@ -5,8 +5,8 @@ exposes it as `vkdiff.types`, so `ti.types.vector(3, ti.f32)`, `ti.types.f32` an
 `ti.types.is_integral(...)` all work from user code."""
 from .. import types as _dtypes
 from ..math import MatrixType, VectorType
-from .argpack import argpack  # noqa: F401  (ti.types.argpack)
-from .kernel import Template
+from ..launch.argpack import argpack  # noqa: F401  (ti.types.argpack)
+from ..launch.kernel import Template
 from .ndarray import NdarrayType
 from .struct import struct as _struct
 

@@ -39,7 +39,7 @@ class TaskArgs:
     storages bound to them (dropped as soon as one of those storages is freed)."""
 
     def __init__(self, fields, reads, writes, push_size, texels=()):
-        from . import binding
+        from ..lang import binding
         self.fields, self.reads, self.writes = fields, reads, writes
         self.texels = list(texels)  # texel views after the buffers (codegen/memory.py)
         self.slots = [b for b in fields if arg_root(b) is not None]
@@ -91,7 +91,7 @@ def _watch(storage, task_args, key):
 
 
 class Launch:
-    """The arrays of one launch (lang.ndarray_args.Bound, one per ndarray parameter) and the
+    """The arrays of one launch (launch.ndarray_args.Bound, one per ndarray parameter) and the
     storages bound to their Buffers."""
 
     def __init__(self, tasklist, arrays):

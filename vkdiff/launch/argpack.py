@@ -12,9 +12,9 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DataTypeError, TaichiRuntimeTypeError, TaichiSyntaxError
-from .matrix import Matrix
-from .ndarray import NdarrayType
-from .struct import Struct, StructType, member
+from ..lang.matrix import Matrix
+from ..lang.ndarray import NdarrayType
+from ..lang.struct import Struct, StructType, member
 
 
 def _cook(t):

@@ -6,8 +6,8 @@ scope records launches (their adjoint/tangent must run), small kernels do it."""
 import numpy as np
 
 from .kernel import kernel, template
-from . import api, dynpool, state
-from .sparse import guards_of
+from ..lang import api, dynpool, state
+from ..lang.sparse import guards_of
 
 
 def _make_fill(dtype):

@@ -11,9 +11,10 @@ from ..codegen.spirv import PushLayout
 from ..passes.host_eval import host_eval, host_known
 from .. import ir
 from ..errors import AutodiffError, KernelArgumentError, VkdiffError, located
-from . import binding, debug_status, device_log, loop_guard, state
+from ..lang import binding, state
+from . import status
 from .arg_binding import Launch, TaskArgs, arg_root, pipeline
-from .convert import arg_converter
+from ..lang.convert import arg_converter
 
 
 class CompiledTask:
@@ -32,7 +33,7 @@ class CompiledTask:
         self.asm, self.binary = code.asm, code.binary
         self.finishing, self.max_groups = code.finishing, code.max_groups
         self.algo = self.reads = self.writes = None  # made by bind(), before the first launch
-        self.args = None  # ndarray parameters: lang.arg_binding.TaskArgs, bound per launch
+        self.args = None  # ndarray parameters: launch.arg_binding.TaskArgs, bound per launch
         self.fixed = None  # the geometry of a trip count known at compile time
         self.by_args = None  # a trip count made of scalar arguments: indices of those, memo
         # the geometry task (passes/geometry.py), a CompiledTask made at the first launch that
@@ -212,9 +213,9 @@ def compile_options():
     return compiler.CompileOptions(
         device_name=rt.name, features=rt.features, limits=rt.limits, cpu_driver=cpu,
         iters_per_thread=per, min_groups=min_groups, max_groups=_max_groups(rt),
-        reduction_groups=reduction_groups(rt), loop_status=lambda: loop_guard.status_field(rt),
-        debug_status=lambda: debug_status.status_buffer(rt),
-        device_log=lambda: device_log.log_for(rt), **settings)
+        reduction_groups=reduction_groups(rt), loop_status=lambda: status.loop_status_buffer(rt),
+        debug_status=lambda: status.debug_status_buffer(rt),
+        device_log=lambda: status.log_for(rt), **settings)
 
 
 class TaskList:
@@ -228,7 +229,7 @@ class TaskList:
         self.push, self.packer, self.converters = push, packer, converters
         self.ret_field = ret_field
         # a kernel that prints ends its launch with a sync: its output comes before the host's
-        self.prints = device_log.sync_after(tasks)
+        self.prints = status.print_sync_after(tasks)
         self.options = compile_options()
         self.ctasks = [CompiledTask(c, push, self.options)
                        for c in compiler.backend(name, tasks, push, self.options)]
@@ -238,7 +239,7 @@ class TaskList:
             rt = state.runtime()
             bind_tasks(rt, self.ctasks, push)
             self.fresh = True
-            self.debug_sync = any(debug_status.reports(rt, ct.fields) for ct in self.ctasks)
+            self.debug_sync = any(status.debug_reports(rt, ct.fields) for ct in self.ctasks)
 
     def pack(self, args):
         rt = state.runtime()
@@ -294,7 +295,7 @@ class TaskList:
             self.fresh = False
             rt.kick()
         if self.debug_sync or self.prints:
-            rt.flush()  # a check that failed raises here; lang/device_log.py prints records
+            rt.flush()  # a check that failed raises here; launch/status.py prints records
         if self.ret_field is not None:
             return self.ret_field[None]
         return None

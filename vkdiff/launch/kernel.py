@@ -13,12 +13,12 @@ from ..frontend.builder import FunctionBuilder
 from ..frontend.statements import _Return
 from ..frontend.context import current, Emitter, emitting, error, Value
 from ..frontend.lvalues import FieldElem, new_local
-from . import state
+from ..lang import state
 from .. import profiler
-from .ndarray import Ndarray, NdarrayType
+from ..lang.ndarray import Ndarray, NdarrayType
 from .ndarray_args import resolve as resolve_array
-from .matrix import Matrix
-from .field import Field
+from ..lang.matrix import Matrix
+from ..lang.field import Field
 
 
 class Template:
@@ -50,7 +50,7 @@ class KernelIR:
                         'e.g. def func() -> ti.f32', TaichiSyntaxError)
         if T.is_tensor_type(self.ret_type):
             return self._set_tensor_return(value)
-        from .struct import StructReturn, StructType
+        from ..lang.struct import StructReturn, StructType
         if isinstance(self.ret_type, StructType):
             if self.ret_field is None:
                 self.ret_field = StructReturn(self.ret_type, f'{self.name}.return')
@@ -105,14 +105,14 @@ def _template_key(a):
 class LaunchArgs(list):
     """The run-time scalar arguments of a launch (push constants: the hidden shapes of ndarray
     parameters included), and `arrays`: the arrays bound to its ndarray parameters, in order
-    (lang.ndarray_args.Bound)."""
+    (launch.ndarray_args.Bound)."""
     arrays = ()
 
 
 def _annotation_kind(ann, value):
     """'template', an NdarrayType, or the DataType of a scalar argument."""
     if getattr(ann, '_vkdiff_argpack', False) or getattr(ann, '_vkdiff_struct_arg', False):
-        return ann  # an argpack / a struct: its leaves are run-time arguments (lang/argpack.py)
+        return ann  # an argpack / a struct: its leaves are run-time arguments (launch/argpack.py)
     if isinstance(ann, Template) or ann is Template:
         return 'template'
     if isinstance(ann, NdarrayType):
@@ -299,7 +299,7 @@ class Kernel:
             elif T.is_tensor_type(kind):
                 key.append(('v', repr(kind)))
                 runtime_args.extend(_tensor_entries(kind, a, p.name))
-            elif getattr(kind, '_vkdiff_argpack', False):  # lang/argpack.py
+            elif getattr(kind, '_vkdiff_argpack', False):  # launch/argpack.py
                 key.append(('p', id(kind)))
                 kind.flatten(a, p.name, key, runtime_args)
             elif getattr(kind, '_vkdiff_struct_arg', False):
@@ -329,7 +329,7 @@ class Kernel:
         kir = KernelIR(self.fn.__name__)
         ret = self.sig.return_annotation
         if ret is not inspect.Signature.empty and ret is not None:
-            from .struct import StructType
+            from ..lang.struct import StructType
             if getattr(ret, '_vkdiff_argpack', False):
                 raise _at_def(self.fn, 'The return type is not supported now! (an argpack is '
                               'only a kernel parameter)', TaichiSyntaxError)

@@ -15,9 +15,9 @@ import numpy as np
 
 from .. import types as T
 from ..errors import KernelArgumentError, VkdiffTypeError, VkdiffValueError
-from . import state
-from .ndarray import Ndarray, NdarrayType
-from .torch_io import check_cpu, is_tensor
+from ..lang import state
+from ..lang.ndarray import Ndarray, NdarrayType
+from ..lang.torch_io import check_cpu, is_tensor
 
 
 class NdarrayArgError(KernelArgumentError, ValueError):
@@ -210,7 +210,7 @@ class Staging:
         np_dt = dtype.np
         st = self.storage
         if st is None or self.dtype is not np_dt or st.host.size < n or st.rt is not state.runtime():
-            from .field import rt_storage
+            from ..lang.field import rt_storage
             cap = 1
             while cap < max(n, 1):
                 cap *= 2

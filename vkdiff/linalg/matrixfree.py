@@ -1,4 +1,4 @@
-"""API stage: `ti.linalg`'s matrix-free Krylov solvers (vkdiff/linalg.py re-exports them), as in
+"""API stage: `ti.linalg`'s matrix-free Krylov solvers (vkdiff/linalg/__init__.py re-exports them), as in
 Taichi 1.7.4 (python/taichi/linalg/matrixfree_cg.py):
 `LinearOperator(matvec_kernel)` wraps a kernel `matvec(v, Av)` over fields;
 `MatrixFreeCG` (symmetric positive definite A) and `MatrixFreeBICGSTAB` (any nonsingular A) solve
@@ -10,10 +10,10 @@ from math import sqrt
 
 from .. import types as T
 from ..errors import TaichiRuntimeError, TaichiTypeError
-from . import api
-from .field import field, i, ij, ijk
-from .fields_builder import FieldsBuilder
-from .kernel import data_oriented, kernel, template
+from ..lang import api
+from ..lang.field import field, i, ij, ijk
+from ..lang.fields_builder import FieldsBuilder
+from ..launch.kernel import data_oriented, kernel, template
 
 __all__ = ['LinearOperator', 'MatrixFreeCG', 'MatrixFreeBICGSTAB']
 

@@ -9,7 +9,7 @@ as a dense numpy array; SparseSolver factorises with numpy in float64 (LLT: Chol
 LU: LU) and returns the solution in the matrix's dtype. Meant for the small systems of Taichi's
 examples: storage is n*m values (more than 2**26 is an error), not a triplet list.
 The matrix-free solvers (LinearOperator, MatrixFreeCG, MatrixFreeBICGSTAB) live in
-vkdiff/lang/matrixfree.py.
+vkdiff/linalg/matrixfree.py.
 """
 import numpy as np
 

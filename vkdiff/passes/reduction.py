@@ -332,7 +332,7 @@ def _partials_field(task, k, dtype, groups):
 
 def _store_partial(target, total, acc_t, partials, base, groups, direct):
     """Invocation 0 of each workgroup: launched as one workgroup (a short loop), apply the sum
-    to the target itself (the finishing tasks are then not launched, lang.compiled); otherwise
+    to the target itself (the finishing tasks are then not launched, launch.compiled); otherwise
     store this workgroup's partial, and workgroup 0 zeroes the slots of workgroups not launched
     (the geometry follows the trip count: fewer than `groups` may run)."""
     then, split, zero_body = ir.Block(), ir.Block(), ir.Block()
