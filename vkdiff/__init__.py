@@ -20,6 +20,7 @@ from .lang.struct import Struct, dataclass
 from .lang.struct_field import StructField
 from .launch.argpack import ArgPack
 from .launch.kernel import kernel, func, template, Kernel, data_oriented
+from .launch import builtin_kernels as _builtin_kernels  # noqa: F401  (registers the data floor's fill / copy hooks)
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
                        atomic_max, atomic_and, atomic_or, atomic_xor, round, atan2, pow, min,
                        max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features,
@@ -34,7 +35,7 @@ from .lang.snode_addr import get_addr  # ti.get_addr: addresses in Taichi's SNod
 vulkan = 'vulkan'
 # accepted for Taichi compatibility (ti.init(arch=ti.cuda)): vkdiff has one backend
 gpu = cpu = cuda = metal = opengl = gles = dx11 = dx12 = x64 = arm64 = cc = vulkan
-root = SNode()
+from .lang.snode import root
 
 
 from . import ad

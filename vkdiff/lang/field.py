@@ -8,7 +8,7 @@ from .. import ir
 from .. import types as T
 from ..errors import (FieldIndexError, FieldOffsetError, IndexCountError, IndexTypeError, TaichiRuntimeError,
                       UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
-from . import binding, convert, state
+from . import binding, convert, hooks, state
 from .proxy import element
 from . import dynpool
 from .sparse import guards_of, host_activate, host_active, host_past_length, sparse_zero
@@ -333,8 +333,7 @@ class Field(ir.ElementShape):
     def _fill_converted(self, v):
         if not self.elem_shape or (v == v.flat[0]).all():
             # on the device: no host round trip, so a Tape inside a time loop never syncs
-            from ..launch.builtin_kernels import fill
-            fill(self, v if not self.elem_shape else v.flat[0].item())
+            hooks.call('fill_field', self, v if not self.elem_shape else v.flat[0].item())
             return
         if dynpool.node_of(self) is not None:
             return dynpool.host_scatter(self, np.broadcast_to(v, self.shape + self.elem_shape))
@@ -352,8 +351,7 @@ class Field(ir.ElementShape):
             raise VkdiffValueError(f'copy_from: field {self.name} has shape {self.shape} and element '
                                    f'shape {self.elem_shape}; the source {other.name} has '
                                    f'{other.shape} and {other.elem_shape}')
-        from ..launch.builtin_kernels import copy_field
-        if not copy_field(self, other):  # (one copy command on the device: no host sync)
+        if not hooks.call('copy_field', self, other):  # (one copy command on the device: no host sync)
             self.from_numpy(other.to_numpy())
 
     def __repr__(self):
@@ -395,7 +393,6 @@ class Field(ir.ElementShape):
         """The SNode x is placed as (Taichi's `x.snode`): `x.snode.parent()` is its container."""
         leaf = getattr(self, '_snode_leaf', None)
         if leaf is None:  # made with shape=: one dense level under ti.root
-            from .. import root
             node = root.dense(axes(*range(len(self.shape))), self.shape) if self.shape else root
             leaf = node._place_leaf()
             leaf._field = self
@@ -508,4 +505,4 @@ class MatrixField(metaclass=_FieldKind):
 
 # ti.root and the SNode tree (lang/snode.py), re-exported here: `ti.i`, `SNode`, ...
 from .snode import (AXES, SNode, _Axis, axes, i, ij, ijk, ijkl, ijl, ik, ikl, il, j, jk, jkl,  # noqa: E402,F401
-                    jl, k, kl, l)
+                    jl, k, kl, l, root)

@@ -5,6 +5,7 @@ SNode tree to rebuild, so a builder is a root that remembers what it placed: `fi
 from ..errors import VkdiffError
 from . import state
 from .field import SNode
+from .snode import root
 
 
 class _BuilderNode(SNode):
@@ -55,7 +56,6 @@ class FieldsBuilder(_BuilderNode):
     def _finalized_roots():
         """Taichi's roots of the finalized SNode trees: ti.root's (first), then each finalized
         builder's, since ti.init()."""
-        from .. import root
         live = [(g, b) for g, b in FieldsBuilder._finalized if g == state.generation]
         FieldsBuilder._finalized[:] = live
         return [root] + [b for _, b in live]

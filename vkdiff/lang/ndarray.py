@@ -17,7 +17,7 @@ import numpy as np
 from .. import types as T
 from ..errors import (IndexCountError, TaichiIndexError, TaichiRuntimeError, VkdiffTypeError,
                       VkdiffValueError)
-from . import state
+from . import hooks, state
 from .field import Field, _caller_assignment_name
 
 _live = weakref.WeakSet()   # ndarrays with storage: ti.init()/ti.reset() drop their storage
@@ -158,10 +158,9 @@ class Ndarray(Field):
     def fill(self, value):
         """Every element (component) set to `value`, on the host mirror (checked first)."""
         v = self._fill_input(value)
-        from ..launch.builtin_kernels import fill_word, native_runtime
-        rt = native_runtime(())  # (an ndarray is dense)
+        rt = hooks.call('native_runtime', ())  # (an ndarray is dense)
         a = np.asarray(v)
-        word = fill_word(self.dtype.np, a.flat[0]) if rt is not None and \
+        word = hooks.call('fill_word', self.dtype.np, a.flat[0]) if rt is not None and \
             (a == a.flat[0]).all() else None
         if word is not None:  # one fill command on the device: no wait for its users
             rt.fill(self.storage, word)
@@ -177,9 +176,9 @@ class Ndarray(Field):
         if other.shape + other.elem_shape != self.total_shape():
             raise VkdiffValueError(f'copy_from: {self.name} has shape {self.total_shape()}, '
                                    f'{other.name} has {other.shape + other.elem_shape}')
-        from ..launch.builtin_kernels import native_runtime
-        rt = native_runtime(()) if other.dtype == self.dtype and (
-            isinstance(other, Ndarray) or native_runtime((other,)) is not None) else None
+        rt = hooks.call('native_runtime', ()) if other.dtype == self.dtype and (
+            isinstance(other, Ndarray) or hooks.call('native_runtime', (other,)) is not None) \
+            else None
         if rt is not None and other.storage is not self.storage:
             rt.copy(other.storage, self.storage)  # one copy command on the device
             return
@@ -250,6 +249,9 @@ def reset_all():
     for a in list(_live):
         a._storage = None
     _live.clear()
+
+
+state.reset_hooks.append(reset_all)
 
 
 # ---------------------------------------------------------------- the kernel annotation

@@ -216,3 +216,6 @@ def _member_fields(f):
     if isinstance(members, dict):
         return [m for v in members.values() for m in _member_fields(v)]
     return []
+
+
+root = SNode()  # ti.root: the SNode tree fields are placed under (vkdiff/__init__.py exports it)

@@ -19,6 +19,10 @@ tape = None  # the active Tape, if any
 compiled_kernels = 0  # kernel instances compiled since ti.init() (Taichi's get_num_compiled_functions)
 kernel_epoch = 0  # bumped when compiled kernels must be rebuilt (a destroyed SNode tree)
 fwd = None   # the active FwdMode, if any
+# called by reset() (ti.init, ti.reset) and by init() after the new config is set: floors above
+# register them (ndarray.py: forget storages of the closed device; profiler.py: forget records)
+reset_hooks = []
+init_hooks = []
 
 
 lock = threading.RLock()
@@ -116,8 +120,8 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
                   ad_stack_size=stack, print_ir=printed,
                   kernel_profiler=bool(kwargs.get('kernel_profiler')),
                   device_memory_GB=kwargs.get('device_memory_GB'))
-    from .. import profiler  # records belong to the program that init() replaces
-    profiler.clear_kernel_profiler_info()
+    for hook in init_hooks:  # (profiler: records belong to the program init() replaces)
+        hook()
     if device is not None:
         config['device'] = int(device)
     elif 'VKDIFF_DEVICE' in os.environ:
@@ -134,8 +138,8 @@ def reset():
         f._storage = None
     fields.clear()
     temps.clear()
-    from .ndarray import reset_all
-    reset_all()
+    for hook in reset_hooks:  # (ndarray: storages of the device being closed)
+        hook()
     tape = fwd = None
     if _runtime is not None:
         rt, _runtime = _runtime, None

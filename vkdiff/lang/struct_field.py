@@ -8,6 +8,7 @@ from ..errors import TaichiRuntimeError, VkdiffTypeError, VkdiffValueError
 from ..frontend.lvalues import field_lvalue
 from . import convert
 from .field import make_field
+from .snode import root
 from .struct import Struct, StructLValue, _is_struct_type, member
 
 
@@ -117,7 +118,6 @@ class StructField:
         leaf = self._first_field().__dict__.get('_snode_leaf')
         if leaf is not None:
             return leaf.parent(n)
-        from .. import root
         return root
 
     def snode(self):

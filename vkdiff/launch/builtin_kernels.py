@@ -6,7 +6,7 @@ scope records launches (their adjoint/tangent must run), small kernels do it."""
 import numpy as np
 
 from .kernel import kernel, template
-from ..lang import api, dynpool, state
+from ..lang import api, dynpool, hooks, state
 from ..lang.sparse import guards_of
 
 
@@ -28,6 +28,7 @@ def _make_fill0(dtype):
 _fills = {}
 
 
+@hooks.provides('fill_word')
 def fill_word(np_dtype, value):
     """The 32-bit word whose repetition is `value` stored as `np_dtype`, or None (a 64-bit
     value whose halves differ)."""
@@ -39,6 +40,7 @@ def fill_word(np_dtype, value):
     return int.from_bytes(b[:4], 'little')
 
 
+@hooks.provides('native_runtime')
 def native_runtime(fields):
     """The runtime, when these fields' fills and copies may be native commands: a device that
     records them, dense storage, and no Tape / forward mode recording launches (a fill there is
@@ -67,6 +69,7 @@ def _count_instance(key, refs):
         state.compiled_kernels += 1
 
 
+@hooks.provides('fill_field')
 def fill(field, value):
     dt = field.dtype
     rt = native_runtime((field,))
@@ -110,6 +113,7 @@ def zero_fields(fields):
     (_zero_group0 if len(fields[0].shape) == 0 else _zero_group)(fields)
 
 
+@hooks.provides('copy_field')
 def copy_field(dst, src):
     """dst's data replaced by src's with one copy command, when both are dense fields of one
     dtype and shape (True); else False (the caller copies through the host)."""

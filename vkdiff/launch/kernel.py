@@ -14,7 +14,7 @@ from ..frontend.statements import _Return
 from ..frontend.context import current, Emitter, emitting, error, Value
 from ..frontend.lvalues import FieldElem, new_local
 from ..lang import state
-from .. import profiler
+from . import timing
 from ..lang.ndarray import Ndarray, NdarrayType
 from .ndarray_args import resolve as resolve_array
 from ..lang.matrix import Matrix
@@ -369,12 +369,12 @@ class Kernel:
         args = _bind(self.sig, args, kwargs)
         inst, rargs = self.instance(args)
         tape = state.tape
-        t0 = profiler.begin()
+        t0 = timing.begin()
         if state.fwd is not None:  # inside a Tape too: the tangent kernel computes the primal
             result = state.fwd.launch(self, inst, args, rargs)
         else:
             result = inst.launch(rargs)
-        profiler.end(self.fn.__name__, t0)
+        timing.end(self.fn.__name__, t0)
         if tape is not None:
             tape.record(self, args)
         return result
@@ -410,9 +410,9 @@ class AdjointKernel:
         args = _bind(self.primal.sig, args, kwargs)
         inst, rargs = self.primal.instance(args)
         adjoint = inst.adjoint()
-        t0 = profiler.begin()
+        t0 = timing.begin()
         result = adjoint.launch(rargs)
-        profiler.end(self.primal.fn.__name__ + '.grad', t0)
+        timing.end(self.primal.fn.__name__ + '.grad', t0)
         if adjoint.overflow_flags:
             from .compiled import check_overflow
             check_overflow(adjoint)

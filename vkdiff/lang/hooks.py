@@ -1,0 +1,30 @@
+"""Values floor (the lowest API floor, issue 28): the calls a lower floor makes into a higher one
+without importing it. The higher floor registers each hook when it is imported
+(`@hooks.provides('fill_field')`); the lower one calls `hooks.call('fill_field', ...)`.
+
+    fill_field, copy_field, fill_word, native_runtime   launch/builtin_kernels.py, for the data
+                                                        floor's Python-scope Field.fill /
+                                                        copy_from and Ndarray.fill
+    matrix_field, vector_field, matrix_ndarray,         lang/field.py, lang/ndarray.py, for the
+    vector_ndarray                                      values floor's Matrix.field / .ndarray,
+                                                        VectorType / MatrixType .field / .ndarray
+"""
+_hooks = {}
+
+
+def provides(name):
+    """Decorator: register the function as the hook `name`."""
+    def register(fn):
+        _hooks[name] = fn
+        return fn
+    return register
+
+
+def call(name, *args, **kwargs):
+    """Call the hook `name` (registered when vkdiff is imported)."""
+    try:
+        fn = _hooks[name]
+    except KeyError:
+        raise RuntimeError(f'internal: no hook {name!r} registered (import vkdiff, which '
+                           'imports every floor)') from None
+    return fn(*args, **kwargs)
