@@ -8,8 +8,11 @@ from ..irbuild import current, building as emitting  # noqa: F401  (the frontend
 class Emitter(irbuild.Builder):
     """The kernel's IR builder, plus what the frontend tracks while it builds."""
 
-    def __init__(self):
+    def __init__(self, debug=False, check_bounds=False):
         super().__init__()
+        # settings, filled in by launch/kernel.py from ti.init's config (as launch/compiled.py
+        # fills compiler.CompileOptions): asserts are built (debug), bound checks are built
+        self.debug, self.check_bounds = debug, check_bounds
         self.kernel_ir = None  # the kernel being built (funcs called from library code need it)
         self.loop_config = None  # set by ti.loop_config(...) for the next for loop
         self.V = Value

@@ -10,7 +10,6 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..lang import state
 from ..lang.field import Field
 from ..lang.matrix import Matrix, swizzle_indices
 from . import ops, printing, sparse
@@ -288,7 +287,7 @@ class ExpressionBuilder:
                 continue
             if ops.is_number(k):
                 k = int(k) - o
-                if not 0 <= k < n and not state.bounds_checked():  # else checked at run time
+                if not 0 <= k < n and not current().check_bounds:  # else checked at run time
                     raise error(f'index {k + o} out of range [{o}, {o + n}) in field {field.name}')
             elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
                 what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)
@@ -455,11 +454,6 @@ def _warn_once(msg):
         warnings.warn(msg, stacklevel=2)
 
 
-def _api():
-    from ..lang import api  # lang.api imports this module (through builder)
-    return api
-
-
 def _static_truth(v):
     if isinstance(v, Value):
         raise error('an `if` in a list comprehension in a kernel must be a compile-time condition')
@@ -468,8 +462,8 @@ def _static_truth(v):
 
 _PY_BUILTINS = {
     abs: lambda x: ops.unary('abs', x),
-    min: lambda *a: _api().min(*a),
-    max: lambda *a: _api().max(*a),
+    min: lambda *a: ops.reduce('min', a),
+    max: lambda *a: ops.reduce('max', a),
     # on compile-time numbers int() and float() stay Python's (`ti.static(range(int(n)))`)
     int: lambda x=0: (int(x) if ops.is_number(x) or isinstance(x, str)
                       else ops.cast(x, T.Defaults.ip)),

@@ -126,13 +126,11 @@ def _decorator(fb, node):
         name = name.value
     if not isinstance(name, ast.Name):
         return ''
-    from ..lang import api
     try:
         fn = fb(node.func)
     except Exception:
         return ''
-    return {api.static: 'static', api.grouped: 'grouped', api.ndrange: 'ndrange'}.get(fn, '') \
-        if callable(fn) else ''
+    return getattr(fn, '_vkdiff_marker', '') if callable(fn) else ''  # (frontend/compiletime.py)
 
 
 def _check_decorators(fb, it_node):

@@ -8,7 +8,7 @@ from ..errors import TaichiIndexError, TaichiTypeError, UnsupportedError
 from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
                            component_sizes, dynamic_flat_index, flatten_key, slice_positions)
 from . import dynpool, ops, sparse
-from .asserts import check_components
+from .checks import check_components
 from .context import Value, current, emit, error
 
 ATOMIC_AUG = {'add': 'add', 'sub': 'sub', 'band': 'band', 'bor': 'bor', 'bxor': 'bxor'}

@@ -198,7 +198,7 @@ def _pow(a, b):
     if not tb.is_float:  # a run-time integer exponent
         if not t.is_float:
             if b.dtype.is_signed:
-                from .asserts import check_exponent  # ti.init(check_out_of_bound=True) checks
+                from .checks import check_exponent  # cycle: checks.py imports this module
                 check_exponent(a, b)
             return _int_pow(a, b)
         # float ** run-time integer: the reciprocal for a negative exponent -- exact, and
@@ -247,3 +247,14 @@ def select(cond, a, b):
 
 def in_kernel():
     return current() is not None
+
+
+def reduce(fn, args):
+    """ti.max(a, b, c) = max(a, max(b, c)): Taichi's order (it matters for NaN); one iterable
+    argument is its items."""
+    if len(args) == 1:
+        args = tuple(args[0])
+    acc = args[-1]
+    for a in reversed(args[:-1]):
+        acc = binary(fn, a, acc)
+    return acc

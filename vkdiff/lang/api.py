@@ -4,47 +4,11 @@ from .. import optable
 from .. import types as T
 from ..errors import TaichiSyntaxError, TaichiTypeError
 from ..frontend import ops
-from ..frontend.compiletime import Grouped, NDRange, Static
+from ..frontend.compiletime import grouped, ndrange, static  # noqa: F401  (ti.static, ...)
 from ..frontend.context import Value, emit, error, current
 from . import state
 from .field import Field
 from .matrix import Matrix, Vector, elementwise
-
-
-def static(x, *xs):
-    """`ti.static(x)`: evaluate x at compile time (unrolls loops, selects branches)."""
-    if xs:
-        return tuple(static(v) for v in (x,) + xs)
-    if current() is None:
-        return x
-    if isinstance(x, Grouped):  # ti.static(ti.grouped(ti.ndrange(...))): unrolled index vectors
-        if not isinstance(x.target, NDRange):
-            raise error("Only 'ti.ndrange' is allowed in 'ti.static(ti.grouped(...))'.",
-                        TaichiSyntaxError)
-        return Static([Vector(list(i)) for i in x.target])
-    if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
-            not isinstance(x, (str, Field)):
-        return Static(list(x) if isinstance(x, NDRange) else x)
-    if isinstance(x, Value):
-        raise error('ti.static() needs a compile-time value, got a run-time one')
-    return x
-
-
-static._vkdiff_static_scope = True  # the frontend builds its arguments in static scope
-
-
-def ndrange(*bounds):
-    return NDRange(*bounds)
-
-
-def grouped(x):
-    if current() is None:
-        import itertools
-        if isinstance(x, Field):
-            off = x.offset or (0,) * len(x.shape)
-            return itertools.product(*[range(o, o + n) for n, o in zip(x.shape, off)])
-        return iter(x)
-    return Grouped(x)
 
 
 def loop_config(*, serialize=False, block_dim=None, parallelize=None, block_dim_adaptive=True,
@@ -160,22 +124,12 @@ def pow(x, y):
     return ops.binary('pow', x, y)
 
 
-def _reduce(fn, args):
-    """ti.max(a, b, c) = max(a, max(b, c)): Taichi's order (it matters for NaN)."""
-    if len(args) == 1:
-        args = tuple(args[0])
-    acc = args[-1]
-    for a in reversed(args[:-1]):
-        acc = ops.binary(fn, a, acc)
-    return acc
-
-
 def min(*args):
-    return _reduce('min', args)
+    return ops.reduce('min', args)
 
 
 def max(*args):
-    return _reduce('max', args)
+    return ops.reduce('max', args)
 
 
 def select(cond, a, b):

@@ -458,6 +458,7 @@ def _caller_assignment_name():
     return m.group(1) if m else None
 
 
+@hooks.provides('make_field')  # (Matrix.field, VectorType.field: lang/matrix.py)
 def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None,
                offset=None):
     dt = T.resolve(dtype)

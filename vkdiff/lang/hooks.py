@@ -5,9 +5,9 @@ without importing it. The higher floor registers each hook when it is imported
     fill_field, copy_field, fill_word, native_runtime   launch/builtin_kernels.py, for the data
                                                         floor's Python-scope Field.fill /
                                                         copy_from and Ndarray.fill
-    matrix_field, vector_field, matrix_ndarray,         lang/field.py, lang/ndarray.py, for the
-    vector_ndarray                                      values floor's Matrix.field / .ndarray,
-                                                        VectorType / MatrixType .field / .ndarray
+    make_field, matrix_ndarray, vector_ndarray          lang/field.py, lang/ndarray.py, for the
+                                                        values floor's Matrix / Vector .field and
+                                                        .ndarray, VectorType / MatrixType .field
 """
 _hooks = {}
 

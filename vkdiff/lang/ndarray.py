@@ -19,6 +19,7 @@ from ..errors import (IndexCountError, TaichiIndexError, TaichiRuntimeError, Vkd
                       VkdiffValueError)
 from . import hooks, state
 from .field import Field, _caller_assignment_name
+from .matrix import MatrixType, VectorType
 
 _live = weakref.WeakSet()   # ndarrays with storage: ti.init()/ti.reset() drop their storage
 _count = itertools.count()
@@ -59,7 +60,6 @@ def element_type_of(dt, es):
     """The Taichi element type of an ndarray: the scalar type, or a vector / matrix type."""
     if not es:
         return dt
-    from ..math import MatrixType, VectorType
     return VectorType(es[0], dt) if len(es) == 1 else MatrixType(es[0], es[1], dt)
 
 
@@ -234,11 +234,13 @@ def ndarray(dtype, shape, needs_grad=False, name=None):
     return make_ndarray(dt, shape, es, needs_grad, name)
 
 
+@hooks.provides('vector_ndarray')  # (Vector.ndarray: lang/matrix.py)
 def vector_ndarray(n, dtype, shape, needs_grad=False, name=None, **kw):
     """`ti.Vector.ndarray(n, dtype, shape)`."""
     return make_ndarray(dtype, shape, (int(n),), needs_grad, name)
 
 
+@hooks.provides('matrix_ndarray')  # (Matrix.ndarray: lang/matrix.py)
 def matrix_ndarray(n, m, dtype, shape, needs_grad=False, name=None, **kw):
     """`ti.Matrix.ndarray(n, m, dtype, shape)`."""
     return make_ndarray(dtype, shape, (int(n), int(m)), needs_grad, name)

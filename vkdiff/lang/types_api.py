@@ -4,7 +4,7 @@ declare and annotate: `vector`, `matrix`, `struct`, `argpack`, `template`, `ndar
 exposes it as `vkdiff.types`, so `ti.types.vector(3, ti.f32)`, `ti.types.f32` and
 `ti.types.is_integral(...)` all work from user code."""
 from .. import types as _dtypes
-from ..math import MatrixType, VectorType
+from .matrix import MatrixType, VectorType
 from ..launch.argpack import argpack  # noqa: F401  (ti.types.argpack)
 from ..launch.kernel import Template
 from .ndarray import NdarrayType

@@ -6,14 +6,15 @@ scope records launches (their adjoint/tangent must run), small kernels do it."""
 import numpy as np
 
 from .kernel import kernel, template
-from ..lang import api, dynpool, hooks, state
+from ..frontend.compiletime import grouped, static
+from ..lang import dynpool, hooks, state
 from ..lang.sparse import guards_of
 
 
 def _make_fill(dtype):
     @kernel
     def fill_kernel(f: template(), v: dtype):
-        for I in api.grouped(f):
+        for I in grouped(f):
             f[I] = v
     return fill_kernel
 
@@ -88,14 +89,14 @@ def fill(field, value):
 
 @kernel
 def _zero_group(fs: template()):
-    for I in api.grouped(fs[0]):
-        for f in api.static(fs):
+    for I in grouped(fs[0]):
+        for f in static(fs):
             f[I] = 0
 
 
 @kernel
 def _zero_group0(fs: template()):
-    for f in api.static(fs):
+    for f in static(fs):
         f[None] = 0
 
 

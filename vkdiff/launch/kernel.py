@@ -335,7 +335,7 @@ class Kernel:
                               'only a kernel parameter)', TaichiSyntaxError)
             kir.ret_type = ret if T.is_tensor_type(ret) or isinstance(ret, StructType) else \
                 T.resolve(ret)
-        em = Emitter()
+        em = Emitter(debug=state.config['debug'], check_bounds=state.bounds_checked())
         em.kernel_ir = kir
         with emitting(em), em.open(kir.body):
             fb = FunctionBuilder(self.fn, kir, is_kernel=True)
