@@ -314,7 +314,7 @@ class ExpressionBuilder:
     def _template_params(self, func, node):
         """The argument positions and keywords of the call `node` that go to a ti.template()
         parameter of `func` (not a struct-typed one: StructType subclasses Template)."""
-        from ..launch.kernel import Template
+        from .func import Template  # cycle: func.py imports the builder, which imports this module
         if any(isinstance(a, ast.Starred) for a in node.args):
             return set()
         inner = getattr(func, '_func', func)  # a func bound to an instance takes self first
@@ -356,7 +356,7 @@ class ExpressionBuilder:
             return method
         methods = getattr(getattr(obj, 'stype', None), 'methods', None) or {}
         if _is_struct_lv(obj) and f.attr not in obj.members and f.attr in methods:
-            from ..launch.kernel import _BoundFunc
+            from .func import _BoundFunc  # (as above)
             return _BoundFunc(methods[f.attr], obj)
         if f.attr == 'fill' and isinstance(obj, MatrixLValue):  # v.fill(x), s[i].vel.fill(x)
             return obj.fill

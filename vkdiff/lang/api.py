@@ -1,14 +1,13 @@
-"""API stage: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
+"""Face floor: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
 math), usable in Python scope too where that makes sense."""
 from .. import optable
 from .. import types as T
-from ..errors import TaichiSyntaxError, TaichiTypeError
+from ..errors import TaichiTypeError
 from ..frontend import ops
 from ..frontend.compiletime import grouped, ndrange, static  # noqa: F401  (ti.static, ...)
 from ..frontend.context import Value, emit, error, current
 from . import state
-from .field import Field
-from .matrix import Matrix, Vector, elementwise
+from .matrix import Matrix, elementwise
 
 
 def loop_config(*, serialize=False, block_dim=None, parallelize=None, block_dim_adaptive=True,

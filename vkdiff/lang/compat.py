@@ -8,7 +8,7 @@ from ..frontend import ops
 from ..frontend.context import current, error
 from . import api as _api
 from .fields_builder import FieldsBuilder, SNodeTree
-from ..launch.kernel import Func, func
+from ..frontend.func import Func, func
 from .matrix import Matrix, Vector
 from .field import Field
 

@@ -4,7 +4,7 @@ versions as trace-time Python over kernel values, fully unrolled and branch-free
 inlined like any func and differentiate like any other code."""
 from ..frontend import ops
 from ..frontend.context import error
-from ..launch.kernel import func
+from ..frontend.func import func
 from . import api
 from .matrix import Matrix, Vector
 

@@ -12,7 +12,7 @@ from .. import types as T
 from ..errors import DataTypeError, TaichiSyntaxError, TaichiTypeError, VkdiffError
 from ..frontend import ops
 from ..frontend.context import current, error
-from ..launch.kernel import _BoundFunc, Template
+from ..frontend.func import _BoundFunc, Template
 from .matrix import Matrix
 from ..frontend.lvalues import METHOD_NAMES, new_local
 from .field import _caller_assignment_name

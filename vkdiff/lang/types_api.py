@@ -6,7 +6,7 @@ exposes it as `vkdiff.types`, so `ti.types.vector(3, ti.f32)`, `ti.types.f32` an
 from .. import types as _dtypes
 from .matrix import MatrixType, VectorType
 from ..launch.argpack import argpack  # noqa: F401  (ti.types.argpack)
-from ..launch.kernel import Template
+from ..frontend.func import Template
 from .ndarray import NdarrayType
 from .struct import struct as _struct
 
