@@ -28,7 +28,8 @@ from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add
 from .lang.api import table_functions as _table_functions
 globals().update(_table_functions('ti'))  # ti.sin, ti.sqrt, ti.abs, ...: the op table's exports
 from .lang.linalg import polar_decompose, svd, sym_eig
-from .lang.sparse import (activate, deactivate, is_active, append, length, rescale_index,
+from .lang.api import activate, deactivate, is_active, append, length  # (kernel only)
+from .lang.sparse import (rescale_index,
                           no_activate, deactivate_all_snodes)
 from .lang.snode_addr import get_addr  # ti.get_addr: addresses in Taichi's SNode layout
 

@@ -9,7 +9,7 @@ from .. import types as T
 from ..errors import TaichiSyntaxError
 from ..lang.field import Field, SNode
 from ..lang.matrix import Vector
-from ..lang import sparse as sparse_layout
+from ..lang import hooks, sparse as sparse_layout
 from . import ops, sparse
 from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue, _is_struct_field
@@ -156,6 +156,7 @@ def _check_loop_vars(fb, target):
                         'used as loop variable', TaichiSyntaxError)
 
 
+@hooks.provides('fill_in_kernel')  # (Field.fill called in a kernel: lang/field.py)
 def fill_in_kernel(field, value):
     """`x.fill(v)` in kernel code: a loop over every element of the field storing v (parallel
     when written at the kernel's top level)."""

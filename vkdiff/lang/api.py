@@ -2,11 +2,11 @@
 math), usable in Python scope too where that makes sense."""
 from .. import optable
 from .. import types as T
-from ..errors import TaichiTypeError
-from ..frontend import ops
+from ..errors import TaichiTypeError, VkdiffError
+from ..frontend import ops, sparse as frontend_sparse
 from ..frontend.compiletime import grouped, ndrange, static  # noqa: F401  (ti.static, ...)
 from ..frontend.context import Value, emit, error, current
-from . import state
+from . import sparse, state
 from .matrix import Matrix, elementwise
 
 
@@ -203,3 +203,51 @@ def device_name():
 
 def device_features():
     return dict(state.runtime().features)
+
+
+# ---- sparse SNodes, kernel only (the data is lang/sparse.py; the IR frontend/sparse.py) --------
+def activate(node, indices):
+    """`ti.activate(snode, I)`: activate the cell I of `snode` (and its ancestors)."""
+    sparse._check_node(node, 'activate')
+    if current() is None:
+        _kernel_only('activate')
+    frontend_sparse.activate(node, indices)
+
+
+def deactivate(node, indices):
+    """`ti.deactivate(snode, I)`: a pointer cell's data is zeroed (Taichi frees it), a
+    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied (its data zeroed)."""
+    sparse._check_node(node, 'deactivate')
+    if current() is None:
+        _kernel_only('deactivate')
+    frontend_sparse.deactivate(node, indices)
+
+
+def is_active(node, indices):
+    """`ti.is_active(snode, I)`: 1 if the cell I of `snode` is active, else 0."""
+    sparse._check_node(node, 'is_active')
+    if current() is None:
+        _kernel_only('is_active')
+    return frontend_sparse.is_active(node, indices)
+
+
+def append(node, indices, value):
+    """`ti.append(dyn, I, v)`: append v to the list at I of a dynamic node; the old length."""
+    if current() is None:
+        _kernel_only('append')
+    if not sparse._is_node(node):
+        node = node.parent()  # a field placed in the dynamic node (Taichi accepts it)
+    return frontend_sparse.append(node, indices, value)
+
+
+def length(node, indices):
+    """`ti.length(dyn, I)`: the length of the list at I of a dynamic node."""
+    if current() is None:
+        _kernel_only('length')
+    if not sparse._is_node(node):
+        node = node.parent()
+    return frontend_sparse.length(node, indices)
+
+
+def _kernel_only(name):
+    raise VkdiffError(f'ti.{name} can only be called in a kernel (Taichi scope)')

@@ -321,9 +321,8 @@ class Field(ir.ElementShape):
         """Set every element (every component of a vector/matrix field) to `value`; a float
         into an integer field truncates, as in Taichi. Checked before anything is written.
         In a kernel it is a loop storing `value` (a kernel value too) into every element."""
-        if current() is not None:
-            from ..frontend.loops import fill_in_kernel  # the frontend imports this module
-            return fill_in_kernel(self, value)
+        if current() is not None:  # the frontend compiles it (frontend/loops.py)
+            return hooks.call('fill_in_kernel', self, value)
         self._fill_converted(self._fill_input(value))
 
     def _fill_input(self, value):

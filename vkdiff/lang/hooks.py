@@ -5,6 +5,8 @@ without importing it. The higher floor registers each hook when it is imported
     fill_field, copy_field, fill_word, native_runtime   launch/builtin_kernels.py, for the data
                                                         floor's Python-scope Field.fill /
                                                         copy_from and Ndarray.fill
+    fill_in_kernel                                      frontend/loops.py, for Field.fill called
+                                                        in a kernel (a loop storing the value)
     make_field, matrix_ndarray, vector_ndarray          lang/field.py, lang/ndarray.py, for the
                                                         values floor's Matrix / Vector .field and
                                                         .ndarray, VectorType / MatrixType .field

@@ -19,7 +19,7 @@ the Python-scope operations."""
 import numpy as np
 
 from .. import types as T
-from ..errors import UnsupportedError, VkdiffError, VkdiffTypeError
+from ..errors import UnsupportedError, VkdiffTypeError
 from . import state
 
 SPARSE = ('pointer', 'bitmasked', 'dynamic')
@@ -236,15 +236,6 @@ def deactivate_all_snodes():
         deactivate_all(n)
 
 
-def _in_kernel():
-    from ..frontend.context import current
-    return current() is not None
-
-
-def _kernel_only(name):
-    raise VkdiffError(f'ti.{name} can only be called in a kernel (Taichi scope)')
-
-
 def _check_node(node, name):
     from .snode import SNode
     if not isinstance(node, SNode):
@@ -252,54 +243,6 @@ def _check_node(node, name):
                                                'is_active'):
             raise VkdiffTypeError(f'ti.{name} takes an SNode (e.g. x.parent()), got a field')
         raise VkdiffTypeError(f'ti.{name} takes an SNode, got {type(node).__name__}')
-
-
-def activate(node, indices):
-    """`ti.activate(snode, I)`: activate the cell I of `snode` (and its ancestors)."""
-    _check_node(node, 'activate')
-    if not _in_kernel():
-        _kernel_only('activate')
-    from ..frontend import sparse as fs
-    fs.activate(node, indices)
-
-
-def deactivate(node, indices):
-    """`ti.deactivate(snode, I)`: a pointer cell's data is zeroed (Taichi frees it), a
-    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied (its data zeroed)."""
-    _check_node(node, 'deactivate')
-    if not _in_kernel():
-        _kernel_only('deactivate')
-    from ..frontend import sparse as fs
-    fs.deactivate(node, indices)
-
-
-def is_active(node, indices):
-    """`ti.is_active(snode, I)`: 1 if the cell I of `snode` is active, else 0."""
-    _check_node(node, 'is_active')
-    if not _in_kernel():
-        _kernel_only('is_active')
-    from ..frontend import sparse as fs
-    return fs.is_active(node, indices)
-
-
-def append(node, indices, value):
-    """`ti.append(dyn, I, v)`: append v to the list at I of a dynamic node; the old length."""
-    from ..frontend import sparse as fs
-    if not _in_kernel():
-        _kernel_only('append')
-    if not _is_node(node):
-        node = node.parent()  # a field placed in the dynamic node (Taichi accepts it)
-    return fs.append(node, indices, value)
-
-
-def length(node, indices):
-    """`ti.length(dyn, I)`: the length of the list at I of a dynamic node."""
-    from ..frontend import sparse as fs
-    if not _in_kernel():
-        _kernel_only('length')
-    if not _is_node(node):
-        node = node.parent()
-    return fs.length(node, indices)
 
 
 def _is_node(x):
