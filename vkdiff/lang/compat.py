@@ -10,6 +10,7 @@ from . import api as _api
 from .fields_builder import FieldsBuilder, SNodeTree
 from ..frontend.func import Func, func
 from .matrix import Matrix, Vector
+from .enums import Layout
 from .field import Field
 
 atomic_mul = _api.atomic_mul
@@ -154,13 +155,6 @@ def block_local(*fields):
     for f in fields:
         if not isinstance(f, Field):
             raise error(f'ti.block_local takes fields, got {type(f).__name__}')
-
-
-class Layout:
-    """`ti.Layout.AOS` / `ti.Layout.SOA`: the member layout of a struct field (accepted; vkdiff
-    stores each member in its own buffer)."""
-    AOS = 'aos'
-    SOA = 'soa'
 
 
 class PyFunc(Func):
