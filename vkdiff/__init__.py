@@ -16,8 +16,8 @@ from .lang.field import (field, Field, ScalarField, MatrixField, SNode, axes, i,
                          il, jk, jl, kl, ijk, ijl, ikl, jkl, ijkl)
 from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
-from .lang.struct import Struct, dataclass
-from .lang.struct_field import StructField
+from .frontend.struct import Struct, dataclass
+from .frontend.struct_field import StructField
 from .launch.argpack import ArgPack
 from .launch.kernel import kernel, func, template, Kernel, data_oriented
 from .launch import builtin_kernels as _builtin_kernels  # noqa: F401  (registers the data floor's fill / copy hooks)

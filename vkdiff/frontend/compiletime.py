@@ -76,7 +76,7 @@ def _compile_time(x):
 
 
 def _is_runtime_scalar_or_matrix(v):
-    from ..lang.struct import Struct  # lang.struct imports launch.kernel, which imports the frontend
+    from .struct import Struct  # cycle: struct.py imports lvalues.py, which imports this module
     if isinstance(v, Value) or ops.is_number(v):
         return True
     return isinstance(v, (Matrix, Struct))
@@ -91,7 +91,7 @@ def _is_struct_field(v):
 
 
 def _struct_copy(v):
-    from ..lang.struct import Struct  # (as above)
+    from .struct import Struct  # (as above)
     return new_local(v) if isinstance(v, Struct) else v
 
 

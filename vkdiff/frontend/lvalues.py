@@ -313,7 +313,7 @@ class LocalList(list):
 
 def new_local(value):
     """A fresh local (scalar, matrix or struct) initialised with `value`."""
-    from ..lang.struct import Struct, new_struct_local  # lang.struct imports the frontend
+    from .struct import Struct, new_struct_local  # cycle: struct.py imports this module
     if isinstance(value, Struct):
         return new_struct_local(value)
     if isinstance(value, Matrix):

@@ -1,6 +1,6 @@
-"""API stage: Taichi's structs. `ti.types.struct(pos=vec2, mass=ti.f32)` (a StructType),
+"""Frontend floor: Taichi's structs. `ti.types.struct(pos=vec2, mass=ti.f32)` (a StructType),
 `ti.Struct(...)` values (in both scopes), a kernel's struct result; `ti.Struct.field({...},
-shape=n)` makes a StructField (lang/struct_field.py). In kernels a struct is a compile-time
+shape=n)` makes a StructField (frontend/struct_field.py). In kernels a struct is a compile-time
 grouping of its members' values (`Struct`) or lvalues (`StructLValue`); every operation on it
 unrolls into the members' scalar IR."""
 import inspect
@@ -10,12 +10,12 @@ import numpy as np
 
 from .. import types as T
 from ..errors import DataTypeError, TaichiSyntaxError, TaichiTypeError, VkdiffError
-from ..frontend import ops
-from ..frontend.context import current, error
-from ..frontend.func import _BoundFunc, Template
-from .matrix import Matrix
-from ..frontend.lvalues import METHOD_NAMES, new_local
-from .field import _caller_assignment_name
+from . import ops
+from .context import current, error
+from .func import _BoundFunc, Template
+from ..lang.matrix import Matrix
+from .lvalues import METHOD_NAMES, new_local
+from ..lang.field import _caller_assignment_name
 
 
 # ---------------------------------------------------------------- types

@@ -1,14 +1,14 @@
-"""API stage: fields of structs. `ti.Struct.field({...}, shape=n)` and `some_struct_type.field(...)`
+"""Frontend floor: fields of structs. `ti.Struct.field({...}, shape=n)` and `some_struct_type.field(...)`
 make a StructField: structure-of-arrays, one ordinary Field per member (nested structs recurse), so
 codegen, autodiff and host synchronisation see nothing new. In kernels `s[i]` is a StructLValue of
-the members' elements (lang/struct.py); in Python scope a _HostStructElem reads and writes through
+the members' elements (frontend/struct.py); in Python scope a _HostStructElem reads and writes through
 to the member fields."""
 from .. import types as T
 from ..errors import TaichiRuntimeError, VkdiffTypeError, VkdiffValueError
-from ..frontend.lvalues import field_lvalue
-from . import convert
-from .field import make_field
-from .snode import root
+from .lvalues import field_lvalue
+from ..lang import convert
+from ..lang.field import make_field
+from ..lang.snode import root
 from .struct import Struct, StructLValue, _is_struct_type, member
 
 
@@ -144,7 +144,7 @@ class StructField:
 
     def to_torch(self, device=None):
         """A dict of torch tensors, one per member."""
-        from .torch_io import to_torch
+        from ..lang.torch_io import to_torch
         return {k: v if isinstance(v, dict) else to_torch(v, device)
                 for k, v in self.to_numpy().items()}
 

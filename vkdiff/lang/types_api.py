@@ -8,7 +8,7 @@ from .matrix import MatrixType, VectorType
 from ..launch.argpack import argpack  # noqa: F401  (ti.types.argpack)
 from ..frontend.func import Template
 from .ndarray import NdarrayType
-from .struct import struct as _struct
+from ..frontend.struct import struct as _struct
 
 # every name of vkdiff/types.py (f32, DataType, resolve, primitive_types, is_integral, ...): the
 # same objects, so code holding this namespace as `types` sees exactly the dtypes module

@@ -14,7 +14,7 @@ from .. import types as T
 from ..errors import DataTypeError, TaichiRuntimeTypeError, TaichiSyntaxError
 from ..lang.matrix import Matrix
 from ..lang.ndarray import NdarrayType
-from ..lang.struct import Struct, StructType, member
+from ..frontend.struct import Struct, StructType, member
 
 
 def _cook(t):

@@ -41,7 +41,7 @@ class KernelIR:
                         'e.g. def func() -> ti.f32', TaichiSyntaxError)
         if T.is_tensor_type(self.ret_type):
             return self._set_tensor_return(value)
-        from ..lang.struct import StructReturn, StructType
+        from ..frontend.struct import StructReturn, StructType
         if isinstance(self.ret_type, StructType):
             if self.ret_field is None:
                 self.ret_field = StructReturn(self.ret_type, f'{self.name}.return')
@@ -283,7 +283,7 @@ class Kernel:
         kir = KernelIR(self.fn.__name__)
         ret = self.sig.return_annotation
         if ret is not inspect.Signature.empty and ret is not None:
-            from ..lang.struct import StructType
+            from ..frontend.struct import StructType
             if getattr(ret, '_vkdiff_argpack', False):
                 raise _at_def(self.fn, 'The return type is not supported now! (an argpack is '
                               'only a kernel parameter)', TaichiSyntaxError)
