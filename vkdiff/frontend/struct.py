@@ -15,6 +15,7 @@ from .context import current, error
 from .func import _BoundFunc, Template
 from ..lang.matrix import Matrix
 from .lvalues import METHOD_NAMES, new_local
+from ..lang import hooks
 from ..lang.field import _caller_assignment_name
 
 
@@ -113,8 +114,7 @@ class StructType(Template):
         if offset is not None:
             raise VkdiffError('field offsets are not supported')
         name = name or _caller_assignment_name() or f'struct{id(self) % 10000}'
-        from .struct_field import make_struct_field
-        return make_struct_field(self, shape, needs_grad, needs_dual, name)
+        return hooks.call('make_struct_field', self, shape, needs_grad, needs_dual, name)
 
     def matches(self, value):
         """Whether `value` is a Struct with exactly these members, in this order, each of its
@@ -206,8 +206,7 @@ class Struct:
         name = name or _caller_assignment_name() or 'struct'
         if offset is not None:
             raise VkdiffError('field offsets are not supported')
-        from .struct_field import make_struct_field
-        return make_struct_field(t, shape, needs_grad, needs_dual, name)
+        return hooks.call('make_struct_field', t, shape, needs_grad, needs_dual, name)
 
     def __getattr__(self, name):
         members = object.__getattribute__(self, '_members')
@@ -339,8 +338,7 @@ class StructReturn:
 
     def __init__(self, stype, name):
         self.stype = stype
-        from .struct_field import make_struct_field
-        self.sfield = make_struct_field(stype, (), False, False, name)
+        self.sfield = hooks.call('make_struct_field', stype, (), False, False, name)
 
     def store(self, value):
         """Store the returned value (compile time); its struct type must be the declared one."""

@@ -6,7 +6,7 @@ to the member fields."""
 from .. import types as T
 from ..errors import TaichiRuntimeError, VkdiffTypeError, VkdiffValueError
 from .lvalues import field_lvalue
-from ..lang import convert
+from ..lang import convert, hooks
 from ..lang.field import make_field
 from ..lang.snode import root
 from .struct import Struct, StructLValue, _is_struct_type, member
@@ -20,6 +20,7 @@ def _leaf_dtypes(stype):
             yield T.resolve(t.dtype if T.is_tensor_type(t) else t)
 
 
+@hooks.provides('make_struct_field')  # (StructType.field, Struct.field: frontend/struct.py)
 def make_struct_field(stype, shape, needs_grad, needs_dual, name):
     if needs_grad or needs_dual:  # as Taichi: every member gets one, so every member is float
         bad = [dt for dt in _leaf_dtypes(stype) if not dt.is_float]

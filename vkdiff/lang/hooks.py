@@ -10,6 +10,9 @@ without importing it. The higher floor registers each hook when it is imported
     make_field, matrix_ndarray, vector_ndarray          lang/field.py, lang/ndarray.py, for the
                                                         values floor's Matrix / Vector .field and
                                                         .ndarray, VectorType / MatrixType .field
+    make_struct_field                                   frontend/struct_field.py, for
+                                                        frontend/struct.py's StructType.field,
+                                                        Struct.field and kernel struct results
 """
 _hooks = {}
 
