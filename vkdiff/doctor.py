@@ -7,6 +7,9 @@ import os
 import platform
 import subprocess
 import sys
+from .codegen import tools
+from .codegen.cache import SUFFIX
+from . import __file__ as pkg_file
 
 INSTALL = {
     'vulkan': {
@@ -104,7 +107,6 @@ def check_devices(native, out):
 
 
 def check_spirv_tools(out):
-    from .codegen import tools
     ok = True
     for name in ('spirv-as', 'spirv-val', 'spirv-opt', 'spirv-dis'):
         path, where = tools.find_tool(name)
@@ -126,7 +128,6 @@ def check_spirv_tools(out):
 
 
 def check_cache(out):
-    from .codegen import tools
     if os.environ.get('VKDIFF_CACHE', '1') == '0':
         out('  SPIR-V disk cache: off (VKDIFF_CACHE=0)')
         return
@@ -135,7 +136,6 @@ def check_cache(out):
     except OSError as e:
         out(f'  SPIR-V disk cache: UNUSABLE: {e} (set VKDIFF_CACHE_DIR, or VKDIFF_CACHE=0)')
         return
-    from .codegen.cache import SUFFIX
     files = [f for f in os.listdir(d) if f.endswith(SUFFIX)]
     size = sum(os.path.getsize(os.path.join(d, f)) for f in files)
     out(f'  SPIR-V disk cache: {d} ({len(files)} kernels, {size / 1e6:.1f} MB; '
@@ -157,7 +157,6 @@ def check_validation_layer(out):
 
 def main(argv=None, out=print):
     import numpy
-    from . import __file__ as pkg_file
     out(f'vkdiff doctor: {os.path.dirname(pkg_file)}')
     out(f'  Python {platform.python_version()} ({sys.executable}), numpy {numpy.__version__}, '
         f'{platform.system()} {platform.machine()}')

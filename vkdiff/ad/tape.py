@@ -8,6 +8,7 @@ from ..lang import state
 from ..launch.builtin_kernels import zero_fields
 from ..lang.field import Field
 from .tape_view import describe, to_dot
+from ..lang.ndarray import Ndarray
 
 
 def clear_all_gradients(kind='grad'):
@@ -79,7 +80,6 @@ class Tape:
     def _clear_array_grads(self):
         """The gradients of the ndarrays the recorded launches used start from zero, as the
         fields' do (clear_all_gradients at the Tape's entry covers fields only)."""
-        from ..lang.ndarray import Ndarray
         seen = set()
         for e in self.entries:
             for a in e[2]:
@@ -188,7 +188,6 @@ def _adjoint_tangent(kernel, args):
 
 
 def _is_ndarray(x):
-    from ..lang.ndarray import Ndarray
     return isinstance(x, Ndarray)  # Taichi takes a (1,)-shaped ndarray as the loss too
 
 

@@ -15,6 +15,7 @@ from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue, _is_struct_field
 from .context import Value, emit, error, current
 from .lvalues import field_lvalue
+from . import dynpool
 
 
 def _bounds_of_range(fb, call):
@@ -219,7 +220,6 @@ def _unflatten(lin, dims, counts):
 
 
 def _parallel_for(fb, node, names, dims, grouped, config=None, guards=(), offset=None):
-    from . import dynpool
     g = dynpool.struct_for_plan(guards, dims)
     if g is not None:  # a pooled dynamic node's lists, tile by tile (frontend/dynpool.py)
         return dynpool.struct_for(fb, node, names, grouped, guards, g, offset)

@@ -11,6 +11,8 @@ from ..errors import TaichiIndexError
 from ..lang import sparse as S
 from . import ops
 from .context import Value, current, emit, error
+from ..lang.matrix import Matrix
+from ..lang.field import Field
 
 _suppressed = [0]
 
@@ -88,7 +90,6 @@ def _index_list(node, indices, what, container=False):
     """The indices as a list (ints and Values): of a cell of `node`, or with container=True of
     the dynamic node's container cell (its list). Either is accepted for a dynamic node when
     container is None."""
-    from ..lang.matrix import Matrix
     if isinstance(indices, Matrix):
         idx = list(indices.entries)
     elif isinstance(indices, (list, tuple)):
@@ -282,7 +283,6 @@ def dynamic_method(base, key, attr):
     `base.attr`) on a field placed in a dynamic node, named with one index fewer than the field
     has: the method, as a function of the call's arguments; else None."""
     from .compiletime import _is_struct_field
-    from ..lang.field import Field
     if attr not in METHODS or not (isinstance(base, Field) or _is_struct_field(base)):
         return None
     try:
@@ -298,5 +298,4 @@ def dynamic_method(base, key, attr):
 
 
 def _flat(key):
-    from ..lang.matrix import Matrix
     return [e for k in key for e in (k.entries if isinstance(k, Matrix) else [k])]

@@ -10,6 +10,7 @@ from ..lang import convert, hooks
 from ..lang.field import make_field
 from ..lang.snode import root
 from .struct import Struct, StructLValue, _is_struct_type, member
+from ..lang.torch_io import to_torch
 
 
 def _leaf_dtypes(stype):
@@ -145,7 +146,6 @@ class StructField:
 
     def to_torch(self, device=None):
         """A dict of torch tensors, one per member."""
-        from ..lang.torch_io import to_torch
         return {k: v if isinstance(v, dict) else to_torch(v, device)
                 for k, v in self.to_numpy().items()}
 

@@ -13,6 +13,9 @@ from .proxy import element
 from . import dynpool
 from .sparse import guards_of, host_activate, host_active, host_past_length, sparse_zero
 from ..frontend.context import current
+from .matrix import Matrix
+from .torch_io import as_numpy, to_torch
+from .enums import SNodeGradType
 
 
 class Field(ir.ElementShape):
@@ -207,7 +210,6 @@ class Field(ir.ElementShape):
             v = dynpool.host_get(self, idx)
             if not self.elem_shape:
                 return v.item()
-            from .matrix import Matrix
             return Matrix(v.tolist())
         if not self.elem_shape:
             return self.storage.for_host_read()[idx].item()
@@ -279,7 +281,6 @@ class Field(ir.ElementShape):
 
     def _numpy_input(self, arr):
         """`arr` converted for from_numpy (checked, not written)."""
-        from .torch_io import as_numpy
         arr = as_numpy(arr, f'from_numpy into {self.name}')
         want = self.shape + self.elem_shape
         nd = len(self.shape)
@@ -309,7 +310,6 @@ class Field(ir.ElementShape):
 
     def to_torch(self, device=None, keep_dims=False):
         """The data as a new torch tensor (shaped as to_numpy gives it), on `device`."""
-        from .torch_io import to_torch
         return to_torch(self.to_numpy(keep_dims=keep_dims), device)
 
     def from_torch(self, tensor):
@@ -409,7 +409,6 @@ class _PlaceInfo:
         return self._f.name
 
     def get_snode_grad_type(self):
-        from .enums import SNodeGradType
         return {'grad': SNodeGradType.ADJOINT, 'dual': SNodeGradType.DUAL}.get(
             self._f.buffer.role, SNodeGradType.PRIMAL)
 

@@ -20,6 +20,7 @@ from ..errors import (IndexCountError, TaichiIndexError, TaichiRuntimeError, Vkd
 from . import hooks, state
 from .field import Field, _caller_assignment_name
 from .matrix import MatrixType, VectorType
+from ..errors import TaichiTypeError
 
 _live = weakref.WeakSet()   # ndarrays with storage: ti.init()/ti.reset() drop their storage
 _count = itertools.count()
@@ -100,7 +101,6 @@ class Ndarray(Field):
 
     @property
     def buffer(self):
-        from ..errors import TaichiTypeError
         raise TaichiTypeError(f'Expected ndarray in the kernel argument for argument {self.name}: '
                               'a kernel takes an ndarray as an argument (annotate the parameter '
                               'ti.types.ndarray()); it cannot be used as a global or a template')

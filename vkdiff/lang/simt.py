@@ -13,6 +13,7 @@ import types as _types
 from .. import types as T
 from ..frontend import ops as _ops
 from ..frontend.context import Value, current, emit, error
+from ..frontend.argarray import SharedBuffer
 
 
 def _in_kernel(what):
@@ -53,7 +54,6 @@ class SharedArray:
     """`ti.simt.block.SharedArray((n, ...), dtype)` in a kernel: the workgroup's array."""
 
     def __new__(cls, shape, dtype):
-        from ..frontend.argarray import SharedBuffer
         if current() is None:
             raise error('ti.simt.block.SharedArray() is called inside a kernel', TypeError)
         return SharedBuffer(shape, dtype)

@@ -5,6 +5,8 @@ import numpy as np
 
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
 from . import convert, state
+from .sparse import make_node, deactivate_all, check_gradient_layout
+from .dynpool import wants_pool
 
 
 class _Axis:
@@ -126,17 +128,14 @@ class SNode:
 
     def pointer(self, axes, dimensions):
         """A pointer level (lang/sparse.py): cells allocated when written or activated."""
-        from .sparse import make_node
         return make_node(self, 'pointer', self._axes_dims('pointer', axes, dimensions))
 
     def bitmasked(self, axes, dimensions):
         """A bitmasked level (lang/sparse.py): one activation bit per cell."""
-        from .sparse import make_node
         return make_node(self, 'bitmasked', self._axes_dims('bitmasked', axes, dimensions))
 
     def dynamic(self, axis, dimension, chunk_size=None):
         """A dynamic level (lang/sparse.py): a list of up to `dimension` cells along `axis`."""
-        from .sparse import make_node
         axis = axis if isinstance(axis, (tuple, list)) else (axis,)
         if len(axis) != 1:
             raise VkdiffValueError('dynamic() takes exactly one axis')
@@ -145,7 +144,6 @@ class SNode:
 
     def deactivate_all(self):
         """Deactivate every cell of the sparse nodes at and under this one (lang/sparse.py)."""
-        from .sparse import deactivate_all
         deactivate_all(self)
 
     def _sparse(kind):
@@ -169,7 +167,6 @@ class SNode:
             if hasattr(f, '_check_place_under'):  # a matrix field's member (get_scalar_field)
                 f._check_place_under(self)
             if self._kind == 'dynamic':
-                from .dynpool import wants_pool
                 members = _member_fields(f)
                 if wants_pool(self, members):  # (lang/dynpool.py: no dense storage)
                     for m in members:
@@ -190,7 +187,6 @@ class SNode:
             if offset is not None:
                 f._set_offset(offset)
             if isinstance(f, Field):
-                from .sparse import check_gradient_layout
                 check_gradient_layout(f)
         return self
 

@@ -24,6 +24,8 @@ from .. import types as T
 from ..errors import TaichiIndexError, TaichiSyntaxError, TaichiTypeError, UnsupportedError
 from ..frontend import ops
 from ..frontend.context import Value, current, error
+from .field import Field, SNode
+from .matrix import Matrix
 
 _next_base = itertools.count(1)
 
@@ -67,7 +69,6 @@ def _what(leaf):
 
 def _place_node(f):
     """(the place SNode of a field, the field) or (a place node, None)."""
-    from .field import Field, SNode
     if isinstance(f, Field):
         return f.snode, f
     if isinstance(f, SNode) and f._kind == 'place':
@@ -77,7 +78,6 @@ def _place_node(f):
 
 
 def _indices(indices):
-    from .matrix import Matrix
     if indices is None:
         return []
     if isinstance(indices, Matrix):

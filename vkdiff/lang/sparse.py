@@ -21,6 +21,7 @@ import numpy as np
 from .. import types as T
 from ..errors import UnsupportedError, VkdiffTypeError
 from . import state
+from .matrix import Matrix, Vector
 
 SPARSE = ('pointer', 'bitmasked', 'dynamic')
 
@@ -256,7 +257,6 @@ def no_activate(*args):
 
 def rescale_index(a, b, I):
     """`ti.rescale_index(a, b, I)`: the index I of field or SNode `a` at the resolution of `b`."""
-    from .matrix import Matrix, Vector
     entries = list(I.entries) if isinstance(I, Matrix) else list(I)
     out = list(entries)
     for i in range(min(len(entries), len(a.shape), len(b.shape))):
@@ -271,7 +271,6 @@ def sparse_zero(field):
     """What Python scope reads at an inactive dynamic cell: 0 (a zero vector/matrix)."""
     if not field.elem_shape:
         return 0.0 if field.dtype.is_float else 0
-    from .matrix import Matrix
     z = np.zeros(field.elem_shape, dtype=field.dtype.np).tolist()
     return Matrix(z)
 

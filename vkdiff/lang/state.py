@@ -7,6 +7,7 @@ import threading
 
 from .. import types as T
 from ..errors import RuntimeError_
+from ..errors import VkdiffValueError
 
 generation = 0
 fields = []
@@ -101,7 +102,6 @@ def _ad_stack_size(kwargs):
     iterations than that is an AutodiffError after the launch, never a wrong gradient."""
     n = int(kwargs.get('ad_stack_size') or kwargs.get('default_ad_stack_size') or 32)
     if n < 1:
-        from ..errors import VkdiffValueError
         raise VkdiffValueError(f'ad_stack_size must be a positive number of iterations, got {n}')
     return n
 

@@ -11,6 +11,8 @@ import weakref
 
 from ..errors import VkdiffError, VkdiffValueError
 from .ndarray_args import Staging
+from .. import ir
+from ..lang import binding
 
 
 def arg_root(buf):
@@ -39,7 +41,6 @@ class TaskArgs:
     storages bound to them (dropped as soon as one of those storages is freed)."""
 
     def __init__(self, fields, reads, writes, push_size, texels=()):
-        from ..lang import binding
         self.fields, self.reads, self.writes = fields, reads, writes
         self.texels = list(texels)  # texel views after the buffers (codegen/memory.py)
         self.slots = [b for b in fields if arg_root(b) is not None]
@@ -160,7 +161,6 @@ _host_bufs = {}                            # (data address, nbytes) of a host ar
 def _array_buffer(bound, name):
     """One ir.Buffer per array (whatever kernel parameter it is passed to), so the Tape's
     global-data-access check sees that two launches touch the same array."""
-    from .. import ir
     if bound.array is not None:
         b = _tape_bufs.get(bound.array)
         if b is None:

@@ -15,6 +15,8 @@ from ..errors import DataTypeError, TaichiRuntimeTypeError, TaichiSyntaxError
 from ..lang.matrix import Matrix
 from ..lang.ndarray import NdarrayType
 from ..frontend.struct import Struct, StructType, member
+from .kernel import arg_value, _tensor_entries, _tensor_arg, _array_arg
+from .ndarray_args import resolve
 
 
 def _cook(t):
@@ -78,8 +80,6 @@ class ArgPackType:
         if not isinstance(pack, ArgPack):
             raise TaichiRuntimeTypeError(f'Argument {name} must be a argument pack, got '
                                          f'{type(pack)}')
-        from .kernel import _tensor_entries
-        from .ndarray_args import resolve
         for k, t in self.members.items():
             v, what = pack._entries[k], f'{name}.{k}'
             if isinstance(t, ArgPackType):
@@ -100,7 +100,6 @@ class ArgPackType:
 
     def declare(self, kir, em, pack, name):
         """The kernel-side value of a parameter of this type: an ArgPack of run-time arguments."""
-        from .kernel import _array_arg, _tensor_arg
         out = {}
         for k, t in self.members.items():
             v, what = pack._entries[k], f'{name}.{k}'
@@ -129,7 +128,6 @@ def _arg_type(t):
 
 
 def _scalar_arg(kir, em, t, what):
-    from .kernel import arg_value
     dt = _arg_type(t)
     idx = len(kir.arg_types)
     kir.arg_types.append(dt)
@@ -140,7 +138,6 @@ def _scalar_arg(kir, em, t, what):
 def _struct_leaves(stype, value, rargs, top=None):
     """The run-time arguments of a struct value passed for a `stype` parameter, checked as
     Taichi does (a struct of the same members and shapes)."""
-    from .kernel import _tensor_entries
     top = (value, stype) if top is None else top
     if not isinstance(value, Struct) or list(value._members) != list(stype.members):
         raise TaichiRuntimeTypeError(f'Argument {type(top[0])} cannot be converted into '
@@ -160,7 +157,6 @@ def _struct_leaves(stype, value, rargs, top=None):
 
 
 def _struct_arg(kir, em, stype, what):
-    from .kernel import _tensor_arg
     out = {}
     for k, t in stype.members.items():
         if isinstance(t, StructType):

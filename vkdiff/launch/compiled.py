@@ -15,6 +15,7 @@ from ..lang import binding, state
 from . import status
 from .arg_binding import Launch, TaskArgs, arg_root, pipeline
 from ..lang.convert import arg_converter
+from ..errors import AutodiffError, located
 
 
 class CompiledTask:
@@ -362,7 +363,6 @@ def check_overflow(tasklist):
     """After an adjoint launch with run-time sized per-iteration storage: was it enough?"""
     for f in tasklist.overflow_flags:
         if binding.storage_for(f).for_host_read()[()]:
-            from ..errors import AutodiffError, located
             raise located(AutodiffError, 'a loop ran more iterations than ti.init(ad_stack_size='
                           f'{state.config.get("ad_stack_size")}) can store for its adjoint: the '
                           'gradient would be wrong. Raise ad_stack_size.', f.meta['overflow_loc'])

@@ -21,6 +21,9 @@ from ..lang.ndarray import Ndarray, NdarrayType
 from .ndarray_args import resolve as resolve_array
 from ..lang.matrix import Matrix
 from ..lang.field import Field
+from ..frontend.argarray import ArgArray
+from .ndarray_args import resolve, check_not_template
+from ..frontend.struct import StructReturn, StructType
 
 
 class KernelIR:
@@ -41,7 +44,6 @@ class KernelIR:
                         'e.g. def func() -> ti.f32', TaichiSyntaxError)
         if T.is_tensor_type(self.ret_type):
             return self._set_tensor_return(value)
-        from ..frontend.struct import StructReturn, StructType
         if isinstance(self.ret_type, StructType):
             if self.ret_field is None:
                 self.ret_field = StructReturn(self.ret_type, f'{self.name}.return')
@@ -172,8 +174,6 @@ def _tensor_arg(kir, em, tt, name):
 def _array_arg(kir, ann, value, name):
     """An ndarray parameter: hidden i32 arguments for its shape, and its Buffer (role 'arg',
     the k-th array of the launch: meta['param'])."""
-    from ..frontend.argarray import ArgArray
-    from .ndarray_args import resolve
     _, bound = resolve(ann, value, name)
     dims = []
     for k in range(len(bound.shape)):
@@ -239,7 +239,6 @@ class Kernel:
                                                  f'required type {p.annotation!r} (parameter '
                                                  f'{p.name!r}: {a!r})')
                 if isinstance(a, Ndarray) and p.annotation is not inspect.Parameter.empty:
-                    from .ndarray_args import check_not_template
                     check_not_template(a, p.name)
                 key.append(_template_key(a))
             elif isinstance(kind, NdarrayType):
@@ -283,7 +282,6 @@ class Kernel:
         kir = KernelIR(self.fn.__name__)
         ret = self.sig.return_annotation
         if ret is not inspect.Signature.empty and ret is not None:
-            from ..frontend.struct import StructType
             if getattr(ret, '_vkdiff_argpack', False):
                 raise _at_def(self.fn, 'The return type is not supported now! (an argpack is '
                               'only a kernel parameter)', TaichiSyntaxError)

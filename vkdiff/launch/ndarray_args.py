@@ -18,6 +18,8 @@ from ..errors import KernelArgumentError, VkdiffTypeError, VkdiffValueError
 from ..lang import state
 from ..lang.ndarray import Ndarray, NdarrayType
 from ..lang.torch_io import check_cpu, is_tensor
+from ..errors import TaichiRuntimeTypeError
+from ..lang.field import rt_storage
 
 
 class NdarrayArgError(KernelArgumentError, ValueError):
@@ -189,7 +191,6 @@ def _tensor_grads(t, name):
 
 def check_not_template(value, name):
     if isinstance(value, Ndarray):
-        from ..errors import TaichiRuntimeTypeError
         raise TaichiRuntimeTypeError(f'argument {name}: Ndarray shouldn\'t be passed in via '
                                      '`ti.template()`, please annotate your kernel with '
                                      '`ti.types.ndarray(...)` instead')
@@ -210,7 +211,6 @@ class Staging:
         np_dt = dtype.np
         st = self.storage
         if st is None or self.dtype is not np_dt or st.host.size < n or st.rt is not state.runtime():
-            from ..lang.field import rt_storage
             cap = 1
             while cap < max(n, 1):
                 cap *= 2

@@ -17,6 +17,8 @@ from .. import types as T
 from ..irbuild import Builder
 from .host_eval import host_eval
 from .loop_unique import loop_unique_buffers
+from .simplify import simplify
+from .tasks import Task
 
 
 def _invariant(s, loop):
@@ -261,8 +263,6 @@ def _split_by_rate(task, cands):
     address every iteration, so segmented accumulation cannot help them. They move to a copy of
     the task that walks the iterations in transposed order (j-major), where their index is the
     slow one; the other atomics stay. Each copy drops the other's writes; dead code goes."""
-    from .simplify import simplify
-    from .tasks import Task
     loop = task.loop
     total = loop.args[0]
     if total.op != 'const':
@@ -379,7 +379,6 @@ def _finish_tasks(task, finishing, groups, direct, max_fields=16):
     """Serial tasks that sum each accumulator's per-workgroup partials in order and do one
     atomic add into its target: as few dispatches as the binding limit allows. With `direct`,
     they are skipped when `task` ran as one workgroup."""
-    from .tasks import Task
     out, body, fields = [], None, set()
     for target, partials, acc_t, base in finishing:
         need = {target[0], partials}

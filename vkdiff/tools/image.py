@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
 from . import bmp
+from ..gui import GUI
 
 
 def _np(img):
@@ -134,7 +135,6 @@ def imresize(img, w, h=None):
 def imshow(img, title="imshow"):
     """Show an image in a GUI window until it is closed (Escape). Without a window (no
     display, TI_GUI_SHOW=0) the image is rendered off-screen once and imshow returns."""
-    from ..gui import GUI
     img = _np(img)
     if img.ndim not in (2, 3):
         raise VkdiffValueError(f"Image must be either RGB/RGBA or greyscale: shape {img.shape}")
