@@ -20,7 +20,7 @@ from .frontend.struct import Struct, dataclass
 from .frontend.struct_field import StructField
 from .launch.argpack import ArgPack
 from .launch.kernel import kernel, func, template, Kernel, data_oriented
-from .launch import builtin_kernels as _builtin_kernels  # noqa: F401  (registers the data floor's fill / copy hooks)
+from .launch import builtin_kernels as _builtin_kernels  # noqa: F401  (registers fill / copy hooks)
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
                        atomic_max, atomic_and, atomic_or, atomic_xor, round, atan2, pow, min,
                        max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features,

@@ -166,6 +166,7 @@ def _refuse_block_memory(tasks):
 def adjoint(tasks, name, options):
     """Pass adjoint: tasks -> (their adjoint tasks, the overflow flags of run-time sized
     per-iteration storage, see autodiff/reverse.py)."""
+    # deferred: reverse-mode autodiff loads with the first adjoint
     from .autodiff.reverse import adjoint_tasks
     _refuse_block_memory(tasks)
     adj, flags = adjoint_tasks(tasks, name, options.ad_stack_size)
@@ -175,6 +176,7 @@ def adjoint(tasks, name, options):
 
 def tangent(tasks, name, options):
     """Pass tangent: tasks -> their forward-mode (JVP) tasks."""
+    # deferred: forward-mode autodiff loads with the first tangent
     from .autodiff.forward import tangent_tasks
     _refuse_block_memory(tasks)
     tan = tangent_tasks(tasks)

@@ -56,6 +56,7 @@ def _version(path):
 
 def check_native(out):
     try:
+        # the native module: doctor reports when it does not load
         from .runtime import _vkrt
     except ImportError as e:
         out(f'  native module: NOT importable: {e}')

@@ -279,6 +279,41 @@ def test_import_circles_stay_inside_one_floor_and_small():
     assert not knots, 'import circles that cross a floor or are too big:\n' + '\n'.join(knots)
 
 
+MAX_LAZY = 40  # in-function imports of vkdiff's own modules (issue 28: from 177)
+
+
+def lazy_imports():
+    """In-function imports of vkdiff's own modules (relative, or vkdiff.*), as (file:line, the
+    comment on that line or the line above: the cycle it breaks or what it defers)."""
+    out = []
+    for path in sorted(ROOT.rglob('*.py')):
+        lines = path.read_text().splitlines()
+        tree = ast.parse('\n'.join(lines), str(path))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                own = isinstance(node, ast.ImportFrom) and (
+                    node.level or (node.module or '').split('.')[0] == 'vkdiff') or \
+                    isinstance(node, ast.Import) and any(
+                        a.name.split('.')[0] == 'vkdiff' for a in node.names)
+                if own:
+                    here, above = lines[node.lineno - 1], lines[node.lineno - 2].strip()
+                    why = here.partition('#')[2] or (above[1:] if above.startswith('#') else '')
+                    out.append((f'{path.relative_to(ROOT.parent)}:{node.lineno}', why.strip()))
+    return sorted(set(out))
+
+
+def test_few_lazy_imports_each_with_its_reason():
+    """An in-function import of a vkdiff module stays only to break a cycle or to defer loading
+    (the compiler, autodiff, the native runtime), with a comment saying which."""
+    lazy = lazy_imports()
+    print('\n'.join(f'{where}  # {why}' for where, why in lazy))
+    assert len(lazy) <= MAX_LAZY, f'{len(lazy)} in-function imports of vkdiff modules'
+    bare = [where for where, why in lazy if not why]
+    assert not bare, 'in-function imports without a comment saying why:\n' + '\n'.join(bare)
+
+
 def test_the_floor_checks_see_an_upward_import():
     """The checks themselves: a data-floor file importing the launch floor is reported."""
     assert floor_of(ROOT / 'lang' / 'field.py') == 'data'
@@ -293,6 +328,8 @@ if __name__ == '__main__':
     print('files on no floor:', *unplaced(), sep='\n  ')
     print('upward imports:', *upward_edges(), sep='\n  ')
     print('import circles crossing a floor or too big:', *bad_knots(), sep='\n  ')
+    print(f'{len(lazy_imports())} in-function imports:',
+          *(f'{where}  # {why}' for where, why in lazy_imports()), sep='\n  ')
     bad = bad_edges()
     print(f'{len(bad)} CORE -> outside-CORE imports:', *bad, sep='\n  ')
     cycles = core_cycles()

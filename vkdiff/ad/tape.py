@@ -5,6 +5,7 @@ earlier one read (statically, or element by element: ad/tape_validation.py)."""
 from ..autodiff.access_rules import check_tape, launch_summary, written_fields
 from ..errors import AutodiffArgumentError, AutodiffError, VkdiffTypeError
 from ..lang import state
+from ..launch.arg_binding import array_buffers, map_summary
 from ..launch.builtin_kernels import zero_fields
 from ..lang.field import Field
 from .tape_view import describe, to_dot
@@ -48,6 +49,7 @@ class Tape:
         self.grad_check = grad_check
         self.entries = []   # ('kernel', kernel, args) | ('custom', func, args, kwargs)
         if validation:
+            # deferred: the tape validator (and the passes it uses) loads when a Tape validates
             from .tape_validation import ReadLog
             self._reads = ReadLog()
         if loss is not None:
@@ -111,6 +113,7 @@ class Tape:
         """Tape(grad_check=[fields]): the worst relative error of the gradients of those fields
         (forward-mode directional derivatives against the reverse gradient); printed and kept as
         `tape.grad_check_error`. The gradients computed by the tape are left in place."""
+        # cycle: ad/check.py imports this module
         from .check import gradcheck
         saved = {f: f.grad.to_numpy() for f in state.fields if f._grad is not None
                  and f._generation == state.generation and f._shape is not None}
@@ -136,7 +139,6 @@ class Tape:
     def check(self):
         """The static global-data-access check of the recorded launches (validation=True
         checks fields and ndarrays element by element instead)."""
-        from ..launch.arg_binding import array_buffers, map_summary
         kernels = [(e[1], *e[1].instance(e[2])) for e in self.entries if e[0] == 'kernel']
         # ndarray parameters: the arrays bound at each launch (one Buffer per array)
         subst = [array_buffers(inst, rargs) for _, inst, rargs in kernels]

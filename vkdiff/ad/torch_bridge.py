@@ -24,6 +24,7 @@ from ..lang import state
 from .. import types as T
 from ..lang.ndarray import ndarray
 from ..lang.torch_io import check_cpu, is_tensor
+from .tape import Tape
 
 
 def _torch():
@@ -79,7 +80,6 @@ def torch_function(fn, outputs=((),)):
 
 @state.synchronized
 def _forward(ctx, fn, specs, args):
-    from .tape import Tape
     inputs, nd_args, default = [], [], None
     for a in args:
         if is_tensor(a):

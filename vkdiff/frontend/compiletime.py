@@ -76,10 +76,14 @@ def _compile_time(x):
 
 
 def _is_runtime_scalar_or_matrix(v):
-    from .struct import Struct  # cycle: struct.py imports lvalues.py, which imports this module
     if isinstance(v, Value) or ops.is_number(v):
         return True
-    return isinstance(v, (Matrix, Struct))
+    return isinstance(v, Matrix) or _is_struct(v)
+
+
+def _is_struct(v):
+    """A struct value (frontend/struct.py's Struct)?"""
+    return getattr(type(v), '_vkdiff_struct_value', False)
 
 
 def _is_struct_lv(v):
@@ -91,8 +95,7 @@ def _is_struct_field(v):
 
 
 def _struct_copy(v):
-    from .struct import Struct  # (as above)
-    return new_local(v) if isinstance(v, Struct) else v
+    return new_local(v) if _is_struct(v) else v
 
 
 # ---- ti.static / ti.ndrange / ti.grouped (exported by lang/api.py) --------------------------

@@ -31,9 +31,8 @@ def error(message, exc=CompileError):
 
 
 def _binop(op, rev=False):
-    """An operator method delegating to ops.binary (imported lazily: ops imports this module)."""
+    """An operator method delegating to ops.binary."""
     def f(self, other):
-        from . import ops
         return ops.binary(op, other, self) if rev else ops.binary(op, self, other)
     return f
 
@@ -68,16 +67,16 @@ class Value(Arithmetic, irbuild.Value):
     __eq__, __ne__ = _binop('eq'), _binop('ne')
 
     def __neg__(self):
-        from . import ops
         return ops.unary('neg', self)
 
     def __pos__(self):
         return self
 
     def __invert__(self):
-        from . import ops
         return ops.unary('bnot', self)
 
     def __abs__(self):
-        from . import ops
         return ops.unary('abs', self)
+
+
+from . import ops  # noqa: E402  (cycle inside the values floor: ops.py imports this module)

@@ -11,8 +11,7 @@ from .context import Value, error, current
 
 
 def _is_matrix(x):
-    from ..lang.matrix import Matrix
-    return isinstance(x, Matrix)
+    return isinstance(x, _matrix.Matrix)
 
 
 def is_number(x):
@@ -117,11 +116,10 @@ def taichi_literal(x, other):
 
 def binary(op, a, b):
     if _is_matrix(a) or _is_matrix(b):
-        from ..lang.matrix import elementwise, _as_matrix, host_broadcast  # `v == [1, 2]`
-        a, b = _as_matrix(a), _as_matrix(b)
+        a, b = _matrix._as_matrix(a), _matrix._as_matrix(b)  # `v == [1, 2]`
         if not in_kernel() and _is_matrix(a) and _is_matrix(b) and _shape(a) != _shape(b):
-            return host_broadcast(optable.OPS[op].host, a, b)  # Python scope: as Taichi does
-        return elementwise(lambda x, y: binary(op, x, y), a, b)
+            return _matrix.host_broadcast(optable.OPS[op].host, a, b)  # Python scope: as Taichi does
+        return _matrix.elementwise(lambda x, y: binary(op, x, y), a, b)
     if not isinstance(a, Value) and not isinstance(b, Value):
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return _numpy_binary(op, a, b)
@@ -198,8 +196,7 @@ def _pow(a, b):
     if not tb.is_float:  # a run-time integer exponent
         if not t.is_float:
             if b.dtype.is_signed:
-                from .checks import check_exponent  # cycle: checks.py imports this module
-                check_exponent(a, b)
+                _checks.check_exponent(a, b)  # (ti.init(check_out_of_bound=True))
             return _int_pow(a, b)
         # float ** run-time integer: the reciprocal for a negative exponent -- exact, and
         # defined for a negative base
@@ -238,8 +235,7 @@ def unary(op, a):
 
 def select(cond, a, b):
     if _is_matrix(cond) or _is_matrix(a) or _is_matrix(b):  # entry by entry, cond included
-        from ..lang.matrix import elementwise
-        return elementwise(select, cond, a, b)
+        return _matrix.elementwise(select, cond, a, b)
     if not isinstance(cond, Value):
         return a if cond else b
     return current().select(cond, taichi_literal(a, b), taichi_literal(b, a))
@@ -258,3 +254,9 @@ def reduce(fn, args):
     for a in reversed(args[:-1]):
         acc = binary(fn, a, acc)
     return acc
+
+
+# cycles inside the values floor: lang/matrix.py and frontend/checks.py import this module (only
+# module objects here, bound after everything above is defined)
+from ..lang import matrix as _matrix  # noqa: E402
+from . import checks as _checks  # noqa: E402

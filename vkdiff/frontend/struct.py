@@ -182,6 +182,7 @@ class Struct:
     """A struct value: `ti.Struct(pos=v, mass=1.0)` or `ti.Struct({'pos': v, 'mass': 1.0})`.
     Members by attribute (`s.pos`) or by name (`s['pos']`); in kernels a member is a run-time
     value and assigning to a local struct's member (`p.mass = 2.0`) works like any local."""
+    _vkdiff_struct_value = True  # (how compiletime.py tells one, without importing this module)
 
     def __init__(self, *args, _type=None, **kwargs):
         if len(args) == 1 and isinstance(args[0], dict):

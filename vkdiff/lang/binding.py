@@ -40,6 +40,7 @@ def storage_for(buf, launch_args=None):
 def temp_storage(buf):
     st = state.temps.get(buf)
     if st is None:
+        # cycle: field.py imports this module
         from .field import rt_storage
         st = state.temps[buf] = rt_storage(state.runtime(), buf.shape + buf.elem_shape,
                                            buf.dtype, buf.name)

@@ -79,6 +79,7 @@ class Pool:
     """One dynamic node's allocator state: table, top, and a pool per field placed in it."""
 
     def __init__(self, node):
+        # cycle: field.py imports this module
         from .field import Field
         self.node = node
         self.n = node.levels[-1][1]

@@ -373,12 +373,14 @@ class Field(ir.ElementShape):
     def get_scalar_field(self, *indices):
         """Taichi's `v.get_scalar_field(i[, j])`: member (i, j) of a vector/matrix field as a
         scalar field, placeable on its own (lang/member_field.py)."""
+        # cycle: member_field.py imports this module
         from .member_field import get_scalar_field
         return get_scalar_field(self, *indices)
 
     def _get_dynamic_index_stride(self):
         """Taichi's byte stride between a matrix field's members in its SNode layout, or None
         (lang/member_field.dynamic_index_stride)."""
+        # cycle: member_field.py imports this module
         from .member_field import dynamic_index_stride
         return dynamic_index_stride(self)
 
@@ -425,6 +427,7 @@ def rt_storage(rt, shape, dtype, name=None):
         raise VkdiffError('this Vulkan device has no 64-bit float support (shaderFloat64)')
     if dtype in (T.i64, T.u64) and not rt.features.get('int64'):
         raise VkdiffError('this Vulkan device has no 64-bit integer support (shaderInt64)')
+    # deferred: the runtime (and the native module) loads with the device
     from ..runtime.program import Storage
     return Storage(rt, shape, dtype.np, name)
 

@@ -88,6 +88,7 @@ class SNode:
         `has_adjoint_checkbit()`."""
         if self._field is None:
             raise AttributeError('only the node a field is placed as (x.snode) has .ptr')
+        # cycle: field.py imports this module
         from .field import _PlaceInfo
         return _PlaceInfo(self._field)
 
@@ -174,6 +175,7 @@ class SNode:
             f._place(self.shape)
             leaf = self._place_leaf()
             leaf._placed = f  # (ti.get_addr's layout: what this place holds)
+            # cycle: field.py imports this module
             from .field import Field
             if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
                 leaf._field = f
@@ -205,6 +207,7 @@ class SNode:
 
 def _member_fields(f):
     """The Fields a placed object stores into (a struct field's members, recursively)."""
+    # cycle: field.py imports this module
     from .field import Field
     if isinstance(f, Field):
         return [f]

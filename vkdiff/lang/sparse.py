@@ -125,7 +125,9 @@ def guards_of_node(node):
 # ------------------------------------------------------------------ building the tree
 def make_node(parent, kind, levels, chunk_size=None):
     """A pointer/bitmasked/dynamic child of `parent` with its mask (or length) field."""
+    # cycle: field.py imports this module
     from .field import Field
+    # cycle: snode.py imports this module
     from .snode import SNode
     node = SNode(levels, parent, kind)
     if kind == 'dynamic':
@@ -221,6 +223,7 @@ def deactivate_all(node):
     done = set()
     for n in nodes:
         if n.__dict__.get('_pool_mode'):  # chunks back into the pool (lang/dynpool.py)
+            # cycle: dynpool.py imports this module
             from .dynpool import pool_of
             pool_of(n).clear()
             continue
@@ -238,6 +241,7 @@ def deactivate_all_snodes():
 
 
 def _check_node(node, name):
+    # cycle: snode.py imports this module
     from .snode import SNode
     if not isinstance(node, SNode):
         if hasattr(node, 'snode') and name in ('append', 'length', 'deactivate', 'activate',
@@ -247,6 +251,7 @@ def _check_node(node, name):
 
 
 def _is_node(x):
+    # cycle: snode.py imports this module
     from .snode import SNode
     return isinstance(x, SNode)
 

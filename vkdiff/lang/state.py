@@ -53,6 +53,7 @@ def runtime():
         if offline is not None:
             raise RuntimeError_('this program was set up without a device (init_offline): '
                                 'kernels compile, but nothing runs on a device')
+        # deferred: the runtime (and the native module) loads with the device
         from ..runtime.program import Runtime
         _runtime = Runtime(config['device'], config['disable_features'])
     return _runtime
@@ -108,6 +109,7 @@ def _ad_stack_size(kwargs):
 
 def _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
                **kwargs):
+    # deferred: the compiler loads on the first compile (or print_ir=)
     from ..compiler import parse_print_ir
     printed = parse_print_ir(print_ir)  # (an unknown pass name fails before anything changes)
     stack = _ad_stack_size(kwargs)

@@ -256,6 +256,7 @@ class Kernel:
                 key.append(('p', id(kind)))
                 kind.flatten(a, p.name, key, runtime_args)
             elif getattr(kind, '_vkdiff_struct_arg', False):
+                # cycle: argpack.py imports this module
                 from .argpack import _struct_leaves
                 key.append(('p', id(kind)))
                 _struct_leaves(kind, a, runtime_args)
@@ -273,6 +274,7 @@ class Kernel:
         inst = self.instances.get(key)
         if inst is None:
             self._template_refs.append(args)  # keeps template objects alive: their ids stay theirs
+            # deferred: the compiler loads on the first compile
             from .compiled import CompiledKernel
             inst = self.instances[key] = CompiledKernel(self, self.build_ir(args))
             state.compiled_kernels += 1
@@ -303,6 +305,7 @@ class Kernel:
                 elif getattr(kind, '_vkdiff_argpack', False):
                     fb.scopes[0][p.name] = kind.declare(kir, em, a, p.name)
                 elif getattr(kind, '_vkdiff_struct_arg', False):
+                    # cycle: argpack.py imports this module
                     from .argpack import _struct_arg
                     fb.scopes[0][p.name] = _struct_arg(kir, em, kind, p.name)
                 else:
@@ -366,6 +369,7 @@ class AdjointKernel:
         result = adjoint.launch(rargs)
         timing.end(self.primal.fn.__name__ + '.grad', t0)
         if adjoint.overflow_flags:
+            # deferred: the compiler loads on the first compile
             from .compiled import check_overflow
             check_overflow(adjoint)
         return result
@@ -386,6 +390,7 @@ def _ir_after(inst, tasklist, after):
     """The text of `tasklist` (a compiled kernel `inst` or its adjoint) after the pass `after`."""
     if after is None:
         return tasklist.ir()
+    # deferred: the compiler loads on the first compile
     from ..compiler import check_pass
     check_pass(after)
     if after == 'split_tasks':

@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
 from . import bmp
 from ..gui import GUI
+from ..gui.png import read_png, write_png
 
 
 def _np(img):
@@ -59,7 +60,6 @@ def imwrite(img, filename):
     rows = np.ascontiguousarray(cook_image_to_bytes(img))
     ext = _ext(filename)
     if ext == '.png':
-        from ..gui.png import write_png
         write_png(filename, rows)
     elif ext == '.bmp':
         bmp.write_bmp(filename, rows)
@@ -100,7 +100,6 @@ def imread(filename, channels=0):
     if not os.path.exists(filename):
         raise FileNotFoundError(f"ti.tools.imread: no such file: {filename}")
     if ext == '.png':
-        from ..gui.png import read_png
         px = read_png(filename)
     elif ext == '.bmp':
         px = bmp.read_bmp(filename)

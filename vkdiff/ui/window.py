@@ -32,6 +32,7 @@ from .constants import PRESS, RELEASE
 from .imgui import Gui
 from .scene import Scene
 from ..gui.gui import _max_frames_from_env, write_image
+from ..gui.png import write_png
 from ..errors import VkdiffValueError
 from ..gui.window import Window as GlfwWindow, WindowUnavailable
 
@@ -266,7 +267,6 @@ class Window:
 
     def save_image(self, filename):
         """Write the frame to an image file (PNG: RGBA, as Taichi; others RGB through pillow)."""
-        from ..gui.png import write_png
         rgb, _ = self._compose()
         rgba = raster.to_rgba8(rgb, self._frame.alpha)[::-1].copy()
         if os.fspath(filename).lower().endswith(".png"):
