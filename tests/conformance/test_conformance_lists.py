@@ -9,7 +9,7 @@ import re
 import pytest
 
 _spec = importlib.util.spec_from_file_location(
-    'conformance', os.path.join(os.path.dirname(__file__), '..', 'tools', 'conformance.py'))
+    'conformance', os.path.join(os.path.dirname(__file__), '..', '..', 'tools', 'conformance.py'))
 _tool = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_tool)
 EXPECTED, KIT, KNOWN, read_ids = _tool.EXPECTED, _tool.KIT, _tool.KNOWN, _tool.read_ids

@@ -2,7 +2,7 @@
 bad input a user may give in Python scope. Each must raise a vkdiff exception that is also the
 built-in a user would catch, and leave every field's data exactly as it was.
 
-`python tests/test_bad_input.py` prints the figures (inputs tried, clear errors, data lost)."""
+`python tests/data/test_bad_input.py` prints the figures (inputs tried, clear errors, data lost)."""
 import numpy as np
 import pytest
 

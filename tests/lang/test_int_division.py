@@ -2,7 +2,7 @@
 (the remainder takes the divisor's sign) and nothing for a zero divisor; SPIR-V leaves OpSDiv /
 OpSRem / OpUDiv by zero (and INT_MIN / -1) undefined, and lavapipe gave -1 for both. vkdiff
 gives numpy's results, defined on every driver: x // 0 == 0, x % 0 == 0, INT_MIN // -1 wraps
-to INT_MIN with remainder 0 (debug mode reports a zero divisor: tests/test_debug_mode.py)."""
+to INT_MIN with remainder 0 (debug mode reports a zero divisor: tests/launch/test_debug_mode.py)."""
 import numpy as np
 import pytest
 

@@ -201,7 +201,7 @@ def test_func_with_vectors():
 @pytest.fixture
 def vector_views():
     """Texel reads off: on lavapipe they would read these read-only fields instead of the vector
-    views under test (tests/test_texel_reads.py)."""
+    views under test (tests/pipeline/test_texel_reads.py)."""
     from vkdiff.lang import state
     if state.runtime().features.get('texel_reads'):
         ti.reset()

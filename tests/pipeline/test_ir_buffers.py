@@ -12,7 +12,7 @@ import pytest
 import vkdiff as ti
 from vkdiff import ir
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Runs in a fresh interpreter: `vkdiff` is made a bare package (its __init__, which loads the API
 # layer, does not run) and any import of the API layer fails.

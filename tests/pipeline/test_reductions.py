@@ -93,7 +93,7 @@ def test_no_run_length_code_where_the_index_changes_every_iteration(geometry):
     (each costs a test and a branch per iteration); `g[i] += ...` inside a serial loop over j
     keeps its run-length accumulation (one store per i, not an atomic per (i, j)), in order from
     g[i]'s value: only iteration i touches g[i], and Taichi adds in order, with f32 rounding at
-    every step (tests/test_serial_accumulation.py). Values checked."""
+    every step (tests/pipeline/test_serial_accumulation.py). Values checked."""
     n, m = 300, 4
     w = ti.field(ti.f32, shape=(n, m))
     acc = ti.field(ti.f32, shape=(n, m))

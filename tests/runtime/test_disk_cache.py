@@ -14,7 +14,7 @@ import pytest
 import vkdiff as ti
 from vkdiff.codegen import cache
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MARK = 1234.5  # a constant easy to find in the binary
 
 

@@ -137,7 +137,8 @@ def test_validation_layer_catches_missing_barriers(tmp_path):
     import sys
     script = tmp_path / 'no_barriers.py'
     script.write_text(_NO_BARRIERS)
-    path = os.pathsep.join(p for p in (os.path.dirname(__file__), os.environ.get('PYTHONPATH'))
+    path = os.pathsep.join(p for p in (os.path.dirname(os.path.dirname(__file__)),
+                                         os.environ.get('PYTHONPATH'))
                            if p)  # (shared_programs)
     env = dict(os.environ, VKDIFF_VALIDATION='1', PYTHONPATH=path)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'examples')
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'examples')
 
 
 def load_example(name):
@@ -83,7 +83,7 @@ def test_ad_gravity_main_job_headless(tmp_path):
     """The README's main job, headless: PNG frames and a GIF, with the FPS/energy readout."""
     import subprocess
     import sys
-    script = os.path.join(os.path.dirname(__file__), '..', 'examples', 'ad_gravity.py')
+    script = os.path.join(os.path.dirname(__file__), '..', '..', 'examples', 'ad_gravity.py')
     env = dict(os.environ)
     env.pop('DISPLAY', None)
     out = subprocess.run([sys.executable, script, '--frames', '3', '--substeps', '5',
@@ -99,7 +99,7 @@ def test_mpm88_example_headless(tmp_path):
     """Taichi's mpm88 with `import vkdiff as ti`: runs headless and writes its frames."""
     import subprocess
     import sys
-    script = os.path.join(os.path.dirname(__file__), '..', 'examples', 'mpm88.py')
+    script = os.path.join(os.path.dirname(__file__), '..', '..', 'examples', 'mpm88.py')
     out = subprocess.run([sys.executable, script, '--frames', '2', '--out', str(tmp_path / 'f')],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

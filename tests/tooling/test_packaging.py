@@ -15,7 +15,7 @@ import pytest
 import vkdiff as ti
 from vkdiff import doctor
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _load(path, name):

@@ -13,7 +13,7 @@ vkdiff stores each field in its own row-major device buffer, so these are not de
 (nothing in a kernel dereferences one): each tree directly under a root (one per top-level
 `ti.root.dense(...)` chain, per `shape=` field, per FieldsBuilder child) gets its own virtual
 base, a multiple of 2**32, and distances between addresses in it are Taichi's (what
-`algorithm/print_offset.py` prints, checked against Taichi in tests/test_get_addr.py). As in
+`algorithm/print_offset.py` prints, checked against Taichi in tests/data/test_get_addr.py). As in
 Taichi, the indices are the stored ones: a field's `offset=` is not subtracted. Pointer,
 bitmasked and dynamic nodes have allocation-dependent addresses and are refused."""
 import itertools
