@@ -1,7 +1,10 @@
 """vkdiff: differentiable Taichi-style kernels on any Vulkan device.
 
-Stages, in order: frontend/ (Python AST -> IR), passes/ (tasks, simplification, autodiff),
-codegen/ (IR -> SPIR-V), runtime/ (Kompute on Vulkan), lang/ and ad (the user API)."""
+The compiler core (ir, optable, passes/, autodiff/, codegen/, runtime/, compiler.py) sits below
+the API layer's floors, each importing only downward (tests/compiler/test_import_layers.py):
+values (frontend/context.py, ops.py, checks.py, lang/matrix.py) -> data (lang/: fields, SNodes,
+ndarrays, state) -> frontend (frontend/: Python AST -> IR, @func, structs) -> launch (launch/:
+kernel call and launch) -> face (this file, lang/api.py, math.py, ad/, linalg/, ui/, gui/, ...)."""
 from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint32, int64, uint64,
                     u1, uint1, i8, u8, i16, u16, f16, int8, uint8, int16, uint16, float16,
                     half)

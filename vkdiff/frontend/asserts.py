@@ -1,4 +1,4 @@
-"""Frontend stage: `assert cond[, msg]` in kernels. As in Taichi, it is checked only with
+"""Frontend floor: `assert cond[, msg]` in kernels. As in Taichi, it is checked only with
 ti.init(debug=True); otherwise only its condition is evaluated (as Taichi builds it: a call in it
 runs), the check is not built. In debug mode it becomes a
 `check [cond, *values] | message` statement, which passes/debug_checks.py turns into a test that

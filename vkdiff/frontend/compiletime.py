@@ -1,4 +1,4 @@
-"""Frontend: compile-time values against run-time ones. The markers kernel code evaluates to
+"""Frontend floor: compile-time values against run-time ones. The markers kernel code evaluates to
 (`ti.static(x)`, `ti.ndrange(...)`, `ti.grouped(...)`), the exceptions that cut a `ti.static`
 loop short, and the predicates the expression, statement and loop builders share (a
 compile-time value? a struct local? a struct field?). `ti.static`, `ti.ndrange` and `ti.grouped`

@@ -1,4 +1,4 @@
-"""Frontend state: the block statements are emitted into, the current source location, and the
+"""Values floor, the frontend's state: the block statements are emitted into, the current source location, and the
 run-time scalar `Value` that kernel code computes with."""
 from .. import irbuild
 from ..errors import CompileError, located

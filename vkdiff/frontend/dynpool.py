@@ -1,4 +1,4 @@
-"""Frontend: the IR of the pool layout of dynamic SNodes (layout and allocator: lang/dynpool.py).
+"""Frontend floor: the IR of the pool layout of dynamic SNodes (layout and allocator: lang/dynpool.py).
 An element (list at `cell`, position j) lives at pool index (id - 1) * B + o, where chunk class
 c and offset o follow from j and id is the list's table word for c. A load gives 0 where the
 chunk is missing (or j is outside the list's extent); a store or atomic first allocates the

@@ -1,4 +1,4 @@
-"""Frontend stage, expressions: the `build_<Node>` methods of the FunctionBuilder (builder.py) for
+"""Frontend floor, expressions: the `build_<Node>` methods of the FunctionBuilder (builder.py) for
 names, literals, operators, comparisons, subscripts (field elements, with their index checks) and
 calls (ti.func inlining, atomics, Python builtins). On compile-time operands Python computes the
 result; on run-time Values frontend/ops.py emits IR."""

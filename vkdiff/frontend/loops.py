@@ -1,4 +1,4 @@
-"""Frontend: `for` loops. The outermost loops of a kernel become parallel `parfor`s (range,
+"""Frontend floor: `for` loops. The outermost loops of a kernel become parallel `parfor`s (range,
 ndrange, struct-for over a field, ti.grouped); inner loops run serially; `ti.static` loops unroll."""
 import ast
 import builtins

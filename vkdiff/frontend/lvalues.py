@@ -1,4 +1,4 @@
-"""Frontend: things kernel code can assign to (locals, field elements, matrix entries), each with
+"""Frontend floor: things kernel code can assign to (locals, field elements, matrix entries), each with
 load / store / atomic, emitting IR."""
 import numpy as np
 

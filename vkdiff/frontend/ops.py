@@ -1,4 +1,4 @@
-"""Scalar operations usable in both scopes: on Python numbers they compute at once (compile-time
+"""Values floor: scalar operations usable in both scopes: on Python numbers they compute at once (compile-time
 folding, and `ti.sin(1.0)` in Python scope, with the op table's host functions); on run-time
 `Value`s they emit IR through the kernel's builder (irbuild), which applies the op table's typing
 (Taichi's rules). Matrices are handled elementwise by `lang.matrix`."""

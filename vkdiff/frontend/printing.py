@@ -1,4 +1,4 @@
-"""Frontend stage: `print(...)` in kernels and ti.funcs, and the f-strings and `str.format` calls
+"""Frontend floor: `print(...)` in kernels and ti.funcs, and the f-strings and `str.format` calls
 that feed it (Taichi 1.7.4's ti_print, ti_format and canonicalize_formatted_string).
 
 `print(*values, sep=' ', end='\\n')` becomes one `print` IR statement: its args are the scalar

@@ -1,4 +1,4 @@
-"""Frontend: the IR of sparse SNodes (layout and semantics: lang/sparse.py). A write to a field
+"""Frontend floor: the IR of sparse SNodes (layout and semantics: lang/sparse.py). A write to a field
 under pointer/bitmasked nodes also stores 1 into each ancestor's mask word (a dynamic one: an
 atomic max of its length); a read under a dynamic node gives 0 past the list's length;
 struct-fors skip inactive cells; `ti.activate/deactivate/is_active/append/length` and the

@@ -1,4 +1,4 @@
-"""API stage: binding the IR's Buffers (ir.Buffer) to device storage. The compiler names memory
+"""Data floor: binding the IR's Buffers (ir.Buffer) to device storage. The compiler names memory
 by Buffers only; at launch each Buffer of a compiled task is bound to storage by its role:
   'field' / 'grad' / 'dual' of a user Field -> that Field's storage (the Field holds its Buffer and
       registers itself here as its owner);

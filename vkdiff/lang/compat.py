@@ -1,4 +1,4 @@
-"""API stage: Taichi public names that the rest of the API layer has no other home for
+"""Face floor: Taichi public names that the rest of the API layer has no other home for
 (`ti.atomic_mul`, `ti.zero`/`one`, `ti.solve`, `ti.eig`, `ti.stop_grad`, ...). `vkdiff/__init__.py`
 star-imports `__all__` from here, so each name is listed once. Definitions follow Taichi 1.7.4
 (python/taichi/_funcs.py, lang/impl.py), written branch-free with select so they work in both

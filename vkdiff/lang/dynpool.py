@@ -1,4 +1,4 @@
-"""API stage: the device-side chunk allocator of dynamic SNodes (the "pool layout").
+"""Data floor: the device-side chunk allocator of dynamic SNodes (the "pool layout").
 
 A dynamic node whose fields would be large stored densely (Taichi's oit_renderer: 1000 x 1000
 lists of up to 2048 structs, 40 GB) keeps its elements in a pool of chunks allocated on the

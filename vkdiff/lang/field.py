@@ -1,4 +1,4 @@
-"""API stage: global fields (`ti.field`, `Vector.field`, `Matrix.field`, `ti.root`), their
+"""Data floor: global fields (`ti.field`, `Vector.field`, `Matrix.field`, `ti.root`), their
 gradients, and host access. A field's data lives on the device; the host sees it through a lazily
 synchronised mirror (see runtime.program.Storage). Kernels see a field as its `buffer` (an
 ir.Buffer, bound to the field's storage at launch: lang.binding)."""

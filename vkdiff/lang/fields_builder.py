@@ -1,4 +1,4 @@
-"""API stage: `ti.FieldsBuilder`, Taichi's way to lay out a group of fields after others already
+"""Data floor: `ti.FieldsBuilder`, Taichi's way to lay out a group of fields after others already
 run (`fb.dense(ti.i, n).place(x)`, `tree = fb.finalize()`, `tree.destroy()`). vkdiff has no global
 SNode tree to rebuild, so a builder is a root that remembers what it placed: `finalize` closes it,
 `destroy` frees those fields' device memory (the fields cannot be used afterwards)."""

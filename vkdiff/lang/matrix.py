@@ -1,4 +1,4 @@
-"""`Vector` and `Matrix`: small fixed-size matrices of scalars, in both scopes. In a kernel the
+"""Values floor: `Vector` and `Matrix`: small fixed-size matrices of scalars, in both scopes. In a kernel the
 entries are run-time Values and every operation unrolls into scalar IR (so autodiff and codegen
 only ever see scalars); in Python scope they are numbers. `VectorType` / `MatrixType`
 (`ti.types.vector(3, ti.f32)`, `ti.math.vec3`) are their types. Values floor: `.field()` and

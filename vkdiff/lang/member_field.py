@@ -1,4 +1,4 @@
-"""API stage: `v.get_scalar_field(i[, j])`, Taichi's ScalarField of one member of a vector/matrix
+"""Data floor: `v.get_scalar_field(i[, j])`, Taichi's ScalarField of one member of a vector/matrix
 field: a scalar field that reads and writes that component of `v`, in kernels and from Python,
 and that can be placed on its own (`ti.root.dense(ti.i, 8).place(v.get_scalar_field(0))`).
 

@@ -1,4 +1,4 @@
-"""API stage: ndarrays (`ti.ndarray`, `ti.Vector.ndarray`, `ti.Matrix.ndarray`) and the
+"""Data floor: ndarrays (`ti.ndarray`, `ti.Vector.ndarray`, `ti.Matrix.ndarray`) and the
 `ti.types.ndarray(dtype=None, ndim=None)` kernel-parameter annotation.
 
 An ndarray is a dense array in device memory, like a field, but not part of the program's

@@ -1,4 +1,4 @@
-"""`ti.simt`: subgroup operations in kernels (`ti.simt.subgroup.reduce_add(v)`, `elect()`, ...),
+"""Face floor: `ti.simt`: subgroup operations in kernels (`ti.simt.subgroup.reduce_add(v)`, `elect()`, ...),
 compiled to SPIR-V group non-uniform instructions (codegen/subgroup.py). They act on the active
 invocations of the current subgroup, as Taichi's do on Vulkan.
 

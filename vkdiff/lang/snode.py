@@ -1,4 +1,4 @@
-"""API stage: the SNode tree (`ti.root.dense(...).pointer(...).place(x)`, `x.snode`,
+"""Data floor: the SNode tree (`ti.root.dense(...).pointer(...).place(x)`, `x.snode`,
 `snode.parent(n)`, axes `ti.i`, `ti.ij`, ...). Dense levels only shape the fields placed under
 them; pointer/bitmasked/dynamic levels add activation state (lang/sparse.py)."""
 import numpy as np

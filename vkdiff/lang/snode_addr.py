@@ -1,4 +1,4 @@
-"""API stage: `ti.get_addr(f, indices)` in a kernel: the address of a field element, a u64, in
+"""Data floor: `ti.get_addr(f, indices)` in a kernel: the address of a field element, a u64, in
 Taichi's layout of the SNode tree (Taichi 1.7.4's LLVM struct compiler, the backends where
 Taichi has get_addr):
 

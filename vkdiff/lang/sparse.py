@@ -1,4 +1,4 @@
-"""API stage: sparse SNodes (`pointer`, `bitmasked`, `dynamic`) with Taichi's semantics, on a
+"""Data floor: sparse SNodes (`pointer`, `bitmasked`, `dynamic`) with Taichi's semantics, on a
 device without a memory allocator.
 
 Storage: every field keeps its dense storage for the whole extent of the tree (a pointer SNode

@@ -1,4 +1,4 @@
-"""API stage: the program state that `ti.init()` resets (runtime, fields, config, tape), and the
+"""Data floor: the program state that `ti.init()` resets (runtime, fields, config, tape), and the
 one lock that serialises every entry into it from Python threads (launches, host access to
 fields, compilation: the batch and the compiler's caches are not thread-safe on their own)."""
 import functools

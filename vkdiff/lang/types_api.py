@@ -1,4 +1,4 @@
-"""API stage: the public `ti.types` namespace. vkdiff/types.py holds the dtypes only (the compiler
+"""Face floor: the public `ti.types` namespace. vkdiff/types.py holds the dtypes only (the compiler
 core imports it); this module is those same objects plus the constructors Taichi programs use to
 declare and annotate: `vector`, `matrix`, `struct`, `argpack`, `template`, `ndarray`. vkdiff/__init__.py
 exposes it as `vkdiff.types`, so `ti.types.vector(3, ti.f32)`, `ti.types.f32` and

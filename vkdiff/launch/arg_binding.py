@@ -1,4 +1,4 @@
-"""API stage: ndarray kernel arguments bound at each launch. A compiled task names an ndarray
+"""Launch floor: ndarray kernel arguments bound at each launch. A compiled task names an ndarray
 parameter by a Buffer with role 'arg' (and its gradient by a Buffer derived from it); `Launch`
 maps them to device storage for one launch -- the Ndarray's own storage (or its `.grad`'s), or
 for a numpy array / torch tensor a staging copy -- and, after the dispatches, copies what the

@@ -1,4 +1,4 @@
-"""API stage: Taichi's argument packs. `ti.types.argpack(a=ti.i32, v=vec3, s=struct_t,
+"""Launch floor: Taichi's argument packs. `ti.types.argpack(a=ti.i32, v=vec3, s=struct_t,
 arr=ti.types.ndarray(...), inner=other_pack)` (an ArgPackType) annotates a kernel parameter;
 calling it makes an `ArgPack` value (members cast in Python scope as Taichi does: int() for
 integer members, float() for real ones).

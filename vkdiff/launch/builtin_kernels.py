@@ -1,4 +1,4 @@
-"""API stage: filling fields on the device and zeroing groups of gradient fields. Where the
+"""Launch floor: filling fields on the device and zeroing groups of gradient fields. Where the
 value's bytes repeat every 4 bytes (any 32-bit value; 0 or a repeating 64-bit one; 8/16-bit
 values repeated) and the field is dense, a fill is one native command (vkCmdFillBuffer, recorded
 in the batch: no shader to compile or launch); otherwise, and while a Tape or a forward-mode

@@ -1,4 +1,4 @@
-"""API stage: a compiled kernel instance. Builds the compiler's options from ti.init's config and
+"""Launch floor: a compiled kernel instance. Builds the compiler's options from ti.init's config and
 the device, runs the pipeline (vkdiff/compiler.py: passes -> codegen), binds the Buffers each
 task names to device storage (lang.binding), makes the device pipelines and launches the tasks,
 recording one dispatch per task into the runtime's batch."""

@@ -1,4 +1,4 @@
-"""API stage: ndarray kernel arguments at launch. A parameter annotated `ti.types.ndarray(...)`
+"""Launch floor: ndarray kernel arguments at launch. A parameter annotated `ti.types.ndarray(...)`
 takes a vkdiff ndarray, a numpy array or a torch CPU tensor. `resolve` checks the value against
 the annotation and gives the compile key (dtype, ndim, element shape: one compiled kernel serves
 every array that shares them) and a `Bound` array: what the launcher binds to the parameter's
