@@ -69,3 +69,20 @@ def die_on(value):
     if value == 3:
         os._exit(17)
     return value
+
+
+def sine_kernels(n):
+    """Compile and run n kernels (the same ones tests/distributed/test_cache_with_pool.py's child
+    processes compile); True when every result matches numpy."""
+    x = ti.field(ti.f32, shape=16)
+    for j in range(n):
+        @ti.kernel
+        def k():
+            for i in x:
+                x[i] = ti.sin(i * 0.25 + j) * (j + 1)
+        k()
+        expect = np.sin(np.arange(16) * 0.25 + j) * (j + 1)
+        # sin within the Vulkan bound (2^-11 absolute), scaled by (j + 1)
+        if not np.allclose(x.to_numpy(), expect, atol=2 ** -11 * (j + 1) + 1e-6):
+            return False
+    return True
