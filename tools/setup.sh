@@ -14,6 +14,7 @@
 #    when pip's find-links folder has one (190 MB wheel, ~45 s, 0.9 GB installed), else
 #    `pip install torch` (on Linux x86_64 PyPI's CUDA build: ~90 s, 5.5 GB installed).
 #    VKDIFF_SKIP_TORCH=1 leaves it out (those tests then skip).
+# 2c. ray[tune] (the `ray` extra) for vkdiff.distributed's Ray backend; VKDIFF_SKIP_RAY=1 skips.
 # 3. With --bench: kp==0.9.0 (Kompute's Python package, tools/bench.py's GLSL
 #    reference) built from the sdist with tools/toolchain-kompute.cmake, cached in
 #    ~/.cache/vkdiff/wheels.
@@ -103,6 +104,14 @@ if [ "${VKDIFF_SKIP_TORCH:-0}" != 1 ] && ! ls -d "$SITE"/torch-*.dist-info > /de
     done
     say "torch: pip install $(basename "$TORCH") (the PyTorch interop tests; VKDIFF_SKIP_TORCH=1 skips)"
     "${PIP[@]}" "$TORCH"
+fi
+
+# ---------------------------------------------------------------- 2c. ray (vkdiff.distributed)
+# vkdiff's `ray` extra (Ray 2.60 with Tune): Pool(backend='ray') and its tests, the Tune example.
+# VKDIFF_SKIP_RAY=1 leaves it out (those tests then skip).
+if [ "${VKDIFF_SKIP_RAY:-0}" != 1 ] && ! "$PY" -c 'import ray.tune' > /dev/null 2>&1; then
+    say "ray: pip install -e .[ray] (ray[tune]==2.60.0: vkdiff.distributed's Ray backend; VKDIFF_SKIP_RAY=1 skips)"
+    "${PIP[@]}" 'ray[tune]==2.60.0'
 fi
 
 # ---------------------------------------------------------------- 3. kp (--bench)
