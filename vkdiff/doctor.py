@@ -156,6 +156,53 @@ def check_validation_layer(out):
         _install_lines('validation', out)
 
 
+def check_drivers(out):
+    """Every Vulkan driver found (the ICD manifests the loader reads, and the checkout's
+    SwiftShader from tools/setup.sh), each with the devices it alone shows."""
+    from concurrent.futures import ThreadPoolExecutor
+    from . import drivers
+    manifests, how = drivers.icd_manifests()
+    sws = drivers.project_swiftshader()
+    listed = [(m, '') for m in manifests]
+    if sws and os.path.realpath(sws) not in {os.path.realpath(m) for m in manifests}:
+        listed.append((sws, ' (the project\'s SwiftShader, tools/setup.sh; not seen by the loader '
+                            'unless VK_ICD_FILENAMES names it)'))
+    elif sws:
+        listed = [(m, ' (the project\'s SwiftShader)' if os.path.realpath(m) == os.path.realpath(sws)
+                   else note) for m, note in listed]
+    out(f'  Vulkan drivers ({len(manifests)} ICD manifests from {how}; '
+        'VK_ICD_FILENAMES=<json> makes the loader use one alone):')
+    if not listed:
+        out('    none found; install a driver with:')
+        _install_lines('vulkan', out)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = [(m, note, pool.submit(drivers.probe, m) if os.path.isfile(m) else None)
+                 for m, note in listed]
+        for m, note, job in found:
+            if job is None:
+                out(f'    {m}{note}: NOT found')
+                continue
+            try:
+                lib, _ = drivers.manifest_library(m)
+            except (OSError, ValueError) as e:
+                out(f'    {m}{note}: unreadable manifest: {e}')
+                continue
+            devices = job.result()
+            if isinstance(devices, str) and 'ErrorInitializationFailed' in devices:
+                out(f'    {m}{note}: {lib}: no device (the driver does not start: no hardware it '
+                    'drives, or no access to it)')
+            elif isinstance(devices, str):
+                out(f'    {m}{note}: {lib}: {devices}')
+            elif not devices:
+                out(f'    {m}{note}: {lib}: no device (no hardware this driver drives)')
+            else:
+                out(f'    {m}{note}: {lib}:')
+                for i, name in enumerate(devices):
+                    out(f'      device {i}: {name}')
+    if not sws:
+        out('    (no project SwiftShader: tools/setup.sh installs it in .drivers/swiftshader/)')
+
+
 def main(argv=None, out=print):
     import numpy
     out(f'vkdiff doctor: {os.path.dirname(pkg_file)}')
@@ -166,6 +213,7 @@ def main(argv=None, out=print):
     tools_ok = check_spirv_tools(out)
     check_cache(out)
     check_validation_layer(out)
+    check_drivers(out)
     ok = devices_ok and tools_ok
     out('vkdiff doctor: ' + ('OK, kernels can compile and run' if ok else 'PROBLEMS above'))
     return 0 if ok else 1
