@@ -5,10 +5,7 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
-
-# Vulkan's precision rule for GLSL.std.450 Sin and Cos: absolute error at most 2**-11 in [-pi, pi]
-# (SwiftShader: ~2e-4; lavapipe is exact to ~1e-7)
-SIN_COS_ABS = 2.0 ** -11
+from vulkan_precision import SIN_COS_ABS  # Vulkan's rule for kernel sin/cos: 2**-11 absolute
 
 
 def test_tape_sin():
