@@ -128,20 +128,30 @@ def atomic(cg, s):
 
 
 def cas_loop(cg, it, ptr, step):
-    """A compare-exchange loop on the integer (type it) at ptr: old = *ptr; do { seen =
-    CAS(ptr, expected old, new step(old)) } while (seen != old). Returns the value the
-    exchange replaced (atomics.py runs float atomics through it too)."""
-    m, ti = cg.m, cg.t(it)
-    var = cg.local_var(it, 'cas')
+    """A compare-exchange loop on the integer (type it) at ptr: old = *ptr; done = false;
+    while (!done) { seen = CAS(ptr, expected old, new step(old)); done = seen == old;
+    old = seen }. Returns the value the exchange replaced (atomics.py runs float atomics through
+    it too). Lock-free: a lane retries only because another lane's exchange succeeded, and waits
+    for no one.
+    The loop leaves at its top, as a `while` does, not by a break after the exchange: SwiftShader
+    gives the lanes that left such a loop before the others of their subgroup the wrong value
+    (every lane but the last got 0 from a contended ti.atomic_mul; the stores were right)."""
+    m, ti, bl = cg.m, cg.t(it), cg.m.bool()
+    var, done = cg.local_var(it, 'cas'), cg.local_var(T.u1, 'casdone')
     cg.emit(f'OpStore {var} {cg.op("OpLoad", ti, ptr)}')
+    cg.emit(f'OpStore {done} {m.const(T.u1, False)}')
     header, cont, merge = cg.open_loop('cas')
+    body = m.new('casb')
+    cg.emit(f'OpBranchConditional {cg.op("OpLoad", bl, done)} {merge} {body}')
+    cg.terminated = True
+    cg.label(body)
     old = cg.op('OpLoad', ti, var)
     new = step(old)
     scope, sem = m.u32(SCOPE_DEVICE), m.u32(SEM_RELAXED)
     seen = cg.op('OpAtomicCompareExchange', ti, ptr, scope, sem, sem, new, old)
     cg.emit(f'OpStore {var} {seen}')
-    cg.emit(f'OpBranchConditional {cg.op("OpIEqual", m.bool(), seen, old)} {merge} {cont}')
-    cg.terminated = True
+    cg.emit(f'OpStore {done} {cg.op("OpIEqual", bl, seen, old)}')
+    cg.branch(cont)
     cg.label(cont)
     cg.emit(f'OpBranch {header}')
     cg.terminated = True
