@@ -18,6 +18,9 @@
            (builder, *operands) -> value; None when codegen lowers it directly
   f64      its f64 lowering (passes/f64math.py: GLSL.std.450 has no f64 transcendentals), a
            function (builder, *operands) -> value; None when codegen supports f64 natively
+  f32      its f32 lowering under ti.init(fast_math=False): vkdiff's own accurate math
+           (passes/f32_trig.py, f32_explog.py, f32_divsqrt.py: within 2 ulp, the same bits on
+           every driver), a function (builder, *operands) -> value; None: as with fast_math
   jvp      (b, args, y, dargs) -> dy       dargs[k] is None where operand k has no tangent
   vjp      (b, args, y, g) -> [dx_k]       None where operand k gets nothing
            Both are written with a builder `b` and Python operators, so the same rule emits IR
@@ -38,17 +41,20 @@ import operator
 import numpy as np
 
 from .codegen import arith as S
+from .passes import f32_divsqrt as FD
+from .passes import f32_trig as FT
 from .passes import f64math as F
 
 
 class Op:
-    __slots__ = ('name', 'arity', 'typing', 'host', 'fold', 'spirv', 'lower', 'f64', 'jvp', 'vjp',
-                 'api')
+    __slots__ = ('name', 'arity', 'typing', 'host', 'fold', 'spirv', 'lower', 'f64', 'f32', 'jvp',
+                 'vjp', 'api')
 
     def __init__(self, name, arity, typing, host, spirv, f64=None, rules=None, fold=None,
-                 lower=None, api=()):
+                 lower=None, api=(), f32=None):
         self.name, self.arity, self.typing = name, arity, typing
         self.host, self.fold, self.spirv, self.lower, self.f64 = host, fold, spirv, lower, f64
+        self.f32 = f32
         self.jvp, self.vjp = rules if rules is not None else (None, None)
         self.api = api
 
@@ -190,18 +196,18 @@ op('not', 1, 'logical', np.logical_not, 'OpLogicalNot', fold=operator.not_, rule
 op('bnot', 1, 'int', np.invert, 'OpNot', fold=operator.invert, rules=ZERO)
 op('abs', 1, 'same', np.abs, S.abs_, fold=abs, rules=linear(lambda b, x, y: _sign(b, x)),
    api=('ti',))
-op('sin', 1, 'float', np.sin, 'Sin', f64=F.sin, rules=linear(lambda b, x, y: b.cos(x)), api=_F)
-op('cos', 1, 'float', np.cos, 'Cos', f64=F.cos, rules=linear(lambda b, x, y: -b.sin(x)), api=_F)
-op('tan', 1, 'float', np.tan, 'Tan', f64=F.tan, rules=linear(lambda b, x, y: 1.0 + y * y), api=_F)
+op('sin', 1, 'float', np.sin, 'Sin', f64=F.sin, f32=FT.sin, rules=linear(lambda b, x, y: b.cos(x)), api=_F)
+op('cos', 1, 'float', np.cos, 'Cos', f64=F.cos, f32=FT.cos, rules=linear(lambda b, x, y: -b.sin(x)), api=_F)
+op('tan', 1, 'float', np.tan, 'Tan', f64=F.tan, f32=FT.tan, rules=linear(lambda b, x, y: 1.0 + y * y), api=_F)
 op('asin', 1, 'float', np.arcsin, S.asin, f64=F.asin,
    rules=linear(lambda b, x, y: b.rsqrt(1.0 - x * x)), api=_F)
 op('acos', 1, 'float', np.arccos, S.acos, f64=F.acos,
    rules=linear(lambda b, x, y: -b.rsqrt(1.0 - x * x)), api=_F)
 op('atan', 1, 'float', np.arctan, 'Atan', f64=F.atan,
    rules=linear(lambda b, x, y: 1.0 / (1.0 + x * x)), api=_F)
-op('sqrt', 1, 'float', np.sqrt, 'Sqrt',
+op('sqrt', 1, 'float', np.sqrt, 'Sqrt', f32=FD.sqrt,
    rules=linear(lambda b, x, y: b.select(b.gt(y, 0.0), 0.5 / y, 0.0)), api=_F)
-op('rsqrt', 1, 'float', lambda x: 1 / np.sqrt(x), 'InverseSqrt',
+op('rsqrt', 1, 'float', lambda x: 1 / np.sqrt(x), 'InverseSqrt', f32=FD.rsqrt,
    rules=linear(lambda b, x, y: -0.5 * (y / x)), api=('ti',))
 op('exp', 1, 'float', np.exp, 'Exp', f64=F.exp, rules=linear(lambda b, x, y: y), api=_F)
 op('log', 1, 'float', np.log, 'Log', f64=F.log, rules=linear(lambda b, x, y: 1.0 / x), api=_F)
@@ -226,7 +232,7 @@ op('sub', 2, 'same', np.subtract, ('OpFSub', 'OpISub', 'OpISub'), fold=operator.
 op('mul', 2, 'same', np.multiply, ('OpFMul', 'OpIMul', 'OpIMul'), fold=operator.mul,
    rules=(lambda b, a, y, d: _sum(_scale(d[0], a[1]), _scale(d[1], a[0])),
           lambda b, a, y, g: [g * a[1], g * a[0]]))
-op('div', 2, 'float', np.true_divide, 'OpFDiv', fold=operator.truediv,
+op('div', 2, 'float', np.true_divide, 'OpFDiv', fold=operator.truediv, f32=FD.div,
    rules=(lambda b, a, y, d: _sum(None if d[0] is None else d[0] / a[1],
                                   None if d[1] is None else -(d[1] * y / a[1])),
           lambda b, a, y, g: [g / a[1], -(g * y / a[1])]))
@@ -277,6 +283,7 @@ COMPARE = {n for n, o in OPS.items() if o.typing == 'compare'}
 PURE = set(OPS) | {'const', 'arg', 'cast', 'bitcast', 'select'}
 FLOAT_UNARY = {n for n in UNARY if OPS[n].typing == 'float'}
 F64_LOWERED = {n for n, o in OPS.items() if o.f64 is not None}
+ACCURATE_F32 = {n for n, o in OPS.items() if o.f32 is not None}   # fast_math=False's own
 
 
 def exported(namespace):

@@ -115,6 +115,7 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
                   disable_features=tuple(disable_features),
                   ad_stack_size=stack, print_ir=printed,
                   kernel_profiler=bool(kwargs.get('kernel_profiler')),
+                  fast_math=bool(kwargs.get('fast_math', True)),
                   device_memory_GB=kwargs.get('device_memory_GB'))
     from .. import profiler  # records belong to the program that init() replaces
     profiler.clear_kernel_profiler_info()
