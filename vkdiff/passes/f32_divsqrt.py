@@ -6,7 +6,8 @@ rounded, from the driver's approximate OpFDiv / Sqrt (Vulkan allows 2.5 and 3 ul
         the residual ma - q*mb computed exactly (f32ops.two_prod; it is representable), then the
         neighbour toward the true quotient is taken if its exact residual is smaller: the result
         is the correctly rounded quotient whatever the driver's first guess was (so the bits are
-        the same on every driver), then scaled by 2^(ka - kb) (a subnormal result rounds twice).
+        the same on every driver), then scaled by 2^(ka - kb) from the bits (f32ops.scale_dd:
+        a subnormal result is rounded once, the residual's sign breaking ties).
   sqrt  x = m * 2^2k with m in [1, 4); s = sqrt(m) by the driver, one Newton step, then the
         rounding decided exactly: with r = m - s^2 (exact), sqrt(m) is above s + ulp/2 iff
         r - s*ulp > 0, below s - ulp/2 iff r + s*ulp <= 0 (every term is a multiple of 2^-46
@@ -43,23 +44,38 @@ def _step(b, q, up):
     return b.from_bits(b.add(b.bits(q), b.select(up, 1, -1)))
 
 
-def div_core(b, a, d):
+def div_core(b, a, d, residual=False):
     """a / d correctly rounded for a, d > 0 in a moderate range (quotient normal, partial
-    products clear of underflow: e.g. a, d in [2^-40, 2^40])."""
+    products clear of underflow: e.g. a, d in [2^-40, 2^40]); with residual=True also
+    a - q*d (its sign says on which side of q the true quotient lies)."""
     q = b.div(a, d)
     q = b.add(q, b.mul(_residual(b, a, q, d), b.div(1.0, d)))
     r = _residual(b, a, q, d)
     c = _step(b, q, b.gt(r, 0.0))
     rc = _residual(b, a, c, d)
-    return b.select(b.lt(b.abs(rc), b.abs(r)), c, q)
+    closer = b.lt(b.abs(rc), b.abs(r))
+    q = b.select(closer, c, q)
+    return (q, b.select(closer, rc, r)) if residual else q
+
+
+def ratio_dd(b, nh, nl, dh, dl):
+    """(nh + nl) / (dh + dl) (double-f32 operands, |nl| <= ulp(nh), |dl| <= ulp(dh)) within
+    about 0.5 ulp, the same bits on every driver: the reciprocal of dh correctly rounded
+    (div_core), a first quotient, one correction from the exact residual. dh nonzero, in a
+    moderate range."""
+    rcp = b.with_sign_of(div_core(b, b.const(1.0), b.abs(dh)), dh)
+    q = b.mul(nh, rcp)
+    p, pe = b.two_prod(q, dh)
+    r = b.sub(b.add(b.sub(b.sub(nh, p), pe), nl), b.mul(q, dl))
+    return b.add(q, b.mul(r, rcp))
 
 
 def div(b, x, y):
     mx, kx = decompose(b, x)
     my, ky = decompose(b, y)
-    q = div_core(b, mx, my)                             # in (1/2, 2)
+    q, r = div_core(b, mx, my, residual=True)           # q in (1/2, 2]
     k = b.min(b.max(b.sub(kx, ky), -170), 130)
-    res = b.with_sign_of(b.ldexp(q, k), b.from_bits(b.bxor(b.bits(x), b.bits(y))))
+    res = b.with_sign_of(b.scale_dd(q, r, k), b.from_bits(b.bxor(b.bits(x), b.bits(y))))
     ax, ay = b.abs_bits(x), b.abs_bits(y)
     sign = b.band(b.bxor(b.bits(x), b.bits(y)), -0x80000000)
     # x / inf = 0 (x finite), x / 0 = inf (x nonzero), 0 / y = 0, inf / y = inf, signed

@@ -13,12 +13,12 @@ passes/f64_trig.py for f64, with 12-bit limbs so that every product and column s
 Kernels on |r| <= pi/4: sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2) (coefficients fitted
 by tools/f32math_coeffs.py, relative error < 2e-10 before rounding them to f32), each summed as
 a double-f32 with rl's first-order term; tan = sin/cos (or -cos/sin) as a double-f32 quotient with
-one correction (f32_divsqrt.div_core for the reciprocal, so no driver's division shows).
+one correction (f32_divsqrt.ratio_dd: no driver's division shows).
 """
 import math
 
 from .f32ops import NAN, f32
-from .f32_divsqrt import div_core
+from .f32_divsqrt import ratio_dd
 from .f64_trig import _pi_fixed
 
 LIMB = 12
@@ -129,22 +129,13 @@ def cos(b, x):
     return _finish(b, x, _quadrant(b, b.band(b.add(q, 1), 3), s, c), keep_zero=False)
 
 
-def _ratio(b, nh, nl, dh, dl):
-    """(nh + nl) / (dh + dl) for a nonzero dh in a moderate range."""
-    rcp = b.with_sign_of(div_core(b, b.const(1.0), b.abs(dh)), dh)
-    q = b.mul(nh, rcp)
-    p, pe = b.two_prod(q, dh)
-    r = b.sub(b.add(b.sub(b.sub(nh, p), pe), nl), b.mul(q, dl))
-    return b.add(q, b.mul(r, rcp))
-
-
 def tan(b, x):
     rh, rl, q = reduce_pio2(b, x)
     (sh, sl), (ch, cl) = _kernels(b, rh, rl)
     odd = b.eq(b.band(q, 1), 1)
-    t = b.select(odd, b.neg(_ratio(b, ch, cl, sh, sl)), _ratio(b, sh, sl, ch, cl))
+    t = b.select(odd, b.neg(ratio_dd(b, ch, cl, sh, sl)), ratio_dd(b, sh, sl, ch, cl))
     # |r| < 2^-12: tan r = r to the last bit; -1/r with r scaled clear of underflow
-    inv = b.mul(_ratio(b, b.const(1.0), b.const(0.0), b.mul(rh, 2.0 ** 40), b.mul(rl, 2.0 ** 40)),
+    inv = b.mul(ratio_dd(b, b.const(1.0), b.const(0.0), b.mul(rh, 2.0 ** 40), b.mul(rl, 2.0 ** 40)),
                 2.0 ** 40)
     t = b.select(b.lt(b.abs(rh), 2.0 ** -12), b.select(odd, b.neg(inv), rh), t)
     return _finish(b, x, t)

@@ -76,6 +76,29 @@ class F32Ops:
         k1 = self.shr(k, 1)
         return self.mul(self.mul(y, self.pow2(k1)), self.pow2(self.sub(k, k1)))
 
+    def scale_dd(self, yh, yl, k):
+        """(yh + yl) * 2^k correctly rounded, for yh >= 0 normal, |yl| <= ulp(yh)/2 (only its sign
+        matters) and an i32 k, built from the bits: a subnormal result is rounded once (yl breaks the ties) and
+        written as bits, so drivers that flush subnormal arithmetic still return it; beyond
+        the range, inf or 0."""
+        h = self.bits(yh)
+        e = self.add(self.shr(h, 23), k)               # the result's biased exponent
+        normal = self.from_bits(self.add(h, self.shl(k, 23)))
+        m = self.bor(self.band(h, 0x007FFFFF), 0x00800000)
+        s = self.min(self.sub(1, e), 31)               # right shift of the 24-bit mantissa
+        q = self.shr(m, s)
+        rem = self.band(m, self.sub(self.shl(1, s), 1))
+        half = self.shl(1, self.sub(s, 1))
+        tie = self.eq(rem, half)
+        up = self.lor(self.gt(rem, half),
+                      self.land(tie, self.lor(self.gt(yl, 0.0),
+                                              self.land(self.eq(yl, 0.0),
+                                                        self.eq(self.band(q, 1), 1)))))
+        sub = self.from_bits(self.add(q, self.select(up, 1, 0)))
+        res = self.select(self.ge(e, 1), normal, sub)
+        res = self.select(self.ge(e, 255), INF, res)
+        return self.select(self.lt(e, -30), 0.0, res)
+
     def poly(self, x, coeffs):
         """c0 + x*(c1 + x*(c2 + ...)) (Horner)."""
         acc = self.const(coeffs[-1])
