@@ -19,7 +19,8 @@
   f64      its f64 lowering (passes/f64math.py: GLSL.std.450 has no f64 transcendentals), a
            function (builder, *operands) -> value; None when codegen supports f64 natively
   f32      its f32 lowering under ti.init(fast_math=False): vkdiff's own accurate math
-           (passes/f32_trig.py, f32_atrig.py, f32_explog.py, f32_divsqrt.py: within 2 ulp, the same bits on
+           (passes/f32_trig.py, f32_atrig.py, f32_explog.py, f32_pow.py,
+           f32_divsqrt.py: within 2 ulp, the same bits on
            every driver), a function (builder, *operands) -> value; None: as with fast_math
   jvp      (b, args, y, dargs) -> dy       dargs[k] is None where operand k has no tangent
   vjp      (b, args, y, g) -> [dx_k]       None where operand k gets nothing
@@ -44,6 +45,7 @@ from .codegen import arith as S
 from .passes import f32_atrig as FA
 from .passes import f32_divsqrt as FD
 from .passes import f32_explog as FE
+from .passes import f32_pow as FP
 from .passes import f32_trig as FT
 from .passes import f64math as F
 
@@ -244,7 +246,8 @@ op('floordiv', 2, 'same', np.floor_divide, S.floordiv, fold=operator.floordiv, r
 op('mod', 2, 'same', np.mod, S.mod, fold=operator.mod,
    rules=(lambda b, a, y, d: _sum(d[0], None if d[1] is None else -(d[1] * b.floor(a[0] / a[1]))),
           lambda b, a, y, g: [g, -(g * b.floor(a[0] / a[1]))]))
-op('pow', 2, 'float', np.power, 'Pow', lower=_pow_f32, f64=F.pow, fold=operator.pow, rules=_pow_rules())
+op('pow', 2, 'float', np.power, 'Pow', lower=_pow_f32, f64=F.pow, f32=FP.pow,
+   fold=operator.pow, rules=_pow_rules())
 op('atan2', 2, 'float', np.arctan2, S.atan2, f64=F.atan2, f32=FA.atan2, fold=math.atan2,
    rules=(lambda b, a, y, d: _sum(*[_scale(dk, fk) for dk, fk in zip(d, _atan2_factors(b, a))]),
           lambda b, a, y, g: [g * f for f in _atan2_factors(b, a)]))
