@@ -1,9 +1,16 @@
 """Shared fixtures: every device test starts from a fresh `ti.init()` (fields, kernels and the
 runtime are reset), so tests never see each other's state. tests/compiler/ overrides
 `fresh_vkdiff` with a device-free set-up (its conftest.py): that tier runs without Vulkan."""
+import os
+
 import pytest
 
-import vkdiff as ti
+# ti.init()'s warning about a device's loose f32 math (vkdiff/precision.py) would measure the
+# driver once per machine and print in every test process; tests/drivers/test_precision.py
+# turns it back on where it is the subject
+os.environ.setdefault('VKDIFF_PRECISION_WARNING', '0')
+
+import vkdiff as ti  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,7 @@ tape = None  # the active Tape, if any
 compiled_kernels = 0  # kernel instances compiled since ti.init() (Taichi's get_num_compiled_functions)
 kernel_epoch = 0  # bumped when compiled kernels must be rebuilt (a destroyed SNode tree)
 fwd = None   # the active FwdMode, if any
+after_init = []  # callables run at the end of ti.init() (the face floor registers its checks)
 
 
 lock = threading.RLock()
@@ -78,6 +79,8 @@ def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0
     _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
                **kwargs)
     runtime()
+    for fn in after_init:
+        fn()
 
 
 @synchronized

@@ -60,17 +60,16 @@ def _atan_parts(b, ax):
 
 
 def atan(b, x):
-    ax = b.abs(x)
+    ax = b.fabs(x)
     hi, tail = _atan_parts(b, b.min(b.max(ax, 2.0 ** -12), 2.0 ** 26))
     res = b.add(hi, tail)
     res = b.select(b.ge(ax, 2.0 ** 26), PIO2_H, res)
-    res = b.select(b.lt(ax, 2.0 ** -12), ax, res)        # atan x = x to the last bit
+    res = b.select(b.tiny(x), ax, res)                   # atan x = x to the last bit
     res = b.with_sign_of(res, x)
     return b.select(b.isnan(x), x, res)
 
 
 def atan2(b, y, x):
-    ay, ax = b.abs(y), b.abs(x)
     my, ky = decompose(b, y)
     mx, kx = decompose(b, x)
     q, r = div_core(b, my, mx, residual=True)            # my/mx = q + r/mx
@@ -122,13 +121,13 @@ def _big(b, x):
 
 
 def asin(b, x):
-    ax = b.abs(x)
+    ax = b.fabs(x)
     axs = b.max(ax, 2.0 ** -12)
     small = b.add(axs, b.mul(axs, _r(b, b.mul(axs, axs))))
     sh, sl, r = _big(b, x)
     a, ae = b.two_sum(b.const(PIO2_H), b.mul(-2.0, sh))
     big = b.add(a, b.sub(b.add(ae, PIO2_L), b.mul(2.0, b.add(sl, b.mul(sh, r)))))
-    res = b.select(b.lt(ax, 0.5), b.select(b.lt(ax, 2.0 ** -12), ax, small), big)
+    res = b.select(b.lt(ax, 0.5), b.select(b.tiny(x), ax, small), big)
     res = b.with_sign_of(res, x)
     return b.select(b.le(ax, 1.0), res, NAN)             # |x| > 1 and NaN: NaN
 

@@ -86,7 +86,7 @@ def _expm1_dd(b, x):
 def expm1(b, x):
     h, l = _expm1_dd(b, b.min(b.max(x, -20.0), 89.0))
     res = b.add(h, l)
-    small = b.lt(b.abs(x), 2.0 ** -25)                  # e^x - 1 = x to the last bit
+    small = b.lt(b.abs_bits(x), 0x33000000)             # |x| < 2^-25: e^x - 1 = x
     res = b.select(small, x, res)
     res = b.select(b.lt(x, -20.0), -1.0, res)
     res = b.select(b.gt(x, 88.72283172607422), INF, res)   # e^x rounds to inf beyond
@@ -98,8 +98,8 @@ def tanh(b, x):
     th, tl = _expm1_dd(b, b.mul(-2.0, ax))              # in (-1, 0]
     dh, dl = b.fast_two_sum(2.0, th)
     res = ratio_dd(b, b.neg(th), b.neg(tl), dh, b.add(dl, tl))
-    res = b.select(b.lt(ax, 2.0 ** -12), ax, res)       # tanh = x to the last bit
-    return _nan_in(b, x, b.with_sign_of(res, x))
+    res = b.select(b.tiny(x), x, b.with_sign_of(res, x))   # tanh = x to the last bit
+    return _nan_in(b, x, res)
 
 
 def _log_parts(b, x):

@@ -60,12 +60,10 @@ def _exp_dd(b, ph, pl):
 
 
 def pow(b, x, y):
-    ax, ay = b.abs(x), b.abs(y)
+    ax = b.fabs(x)
     xneg = b.signbit(x)
     xzero = b.eq(b.abs_bits(x), 0)
-    yint = b.land(b.isfinite(y), b.eq(b.floor(y), y))
-    yodd = b.land(b.land(yint, b.lt(ay, 2.0 ** 24)),
-                  b.eq(b.sub(y, b.mul(2.0, b.floor(b.mul(y, 0.5)))), 1.0))
+    yint, yodd = b.is_integer(y)
     ok = b.land(b.lnot(xzero), b.isfinite(x))
     lh, ll = _log_dd(b, b.select(ok, ax, 1.0))
     yc = b.select(b.isfinite(y), y, 0.0)
@@ -77,7 +75,8 @@ def pow(b, x, y):
     res = b.select(b.land(xneg, yodd), b.neg(core), core)
     res = b.select(b.land(xneg, b.lnot(yint)), NAN, res)     # negative ** non-integer
     # x = +-0 or +-inf: 0 or inf, negative when x is negative and y an odd integer
-    mag = b.select(b.eq(xzero, b.gt(y, 0.0)), 0.0, INF)
+    ypos = b.land(b.lnot(b.signbit(y)), b.ne(b.abs_bits(y), 0))
+    mag = b.select(b.eq(xzero, ypos), 0.0, INF)
     mag = b.select(b.land(xneg, yodd), b.neg(mag), mag)
     res = b.select(b.lor(xzero, b.isinf(x)), mag, res)
     # y = +-inf
@@ -85,4 +84,4 @@ def pow(b, x, y):
     yinf = b.select(b.eq(ax, 1.0), 1.0, yinf)
     res = b.select(b.isinf(y), yinf, res)
     res = b.select(b.lor(b.isnan(x), b.isnan(y)), NAN, res)
-    return b.select(b.lor(b.eq(b.abs_bits(y), 0), b.eq(x, 1.0)), 1.0, res)
+    return b.select(b.lor(b.eq(b.abs_bits(y), 0), b.eq(b.bits(x), 0x3F800000)), 1.0, res)

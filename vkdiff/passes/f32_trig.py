@@ -112,8 +112,8 @@ def _quadrant(b, q, s, c):
 
 
 def _finish(b, x, res, keep_zero=True):
-    if keep_zero:
-        res = b.select(b.eq(b.abs_bits(x), 0), x, res)  # sin(-0) = tan(-0) = -0
+    if keep_zero:       # sin x = tan x = x to the last bit for |x| < 2^-12 (-0 and subnormals)
+        res = b.select(b.tiny(x), x, res)
     return b.select(b.isfinite(x), res, NAN)
 
 

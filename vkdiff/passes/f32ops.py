@@ -50,6 +50,28 @@ class F32Ops:
     def abs_bits(self, x):
         return self.band(self.bits(x), ABS)
 
+    def fabs(self, x):
+        """|x| from the bits (a driver that flushes subnormals may flush FAbs's result)."""
+        return self.from_bits(self.abs_bits(x))
+
+    def tiny(self, x):
+        """|x| < 2^-12 (subnormals included, whatever the driver does with them)."""
+        return self.lt(self.abs_bits(x), 0x39800000)
+
+    def is_integer(self, x):
+        """(x is an integer, x is an odd integer), from the bits: drivers that flush subnormals
+        see a subnormal as 0 in float comparisons."""
+        h = self.abs_bits(x)
+        e = self.shr(h, 23)
+        m = self.bor(self.band(h, 0x007FFFFF), 0x00800000)
+        sh = self.min(self.max(self.sub(150, e), 0), 31)   # bits below the binary point
+        frac = self.band(m, self.sub(self.shl(1, sh), 1))
+        whole = self.lor(self.ge(e, 150), self.land(self.ge(e, 127), self.eq(frac, 0)))
+        whole = self.land(self.lor(whole, self.eq(h, 0)), self.lt(h, EXP))
+        odd = self.land(self.land(self.ge(e, 127), self.le(e, 150)),
+                        self.eq(self.band(self.shr(m, sh), 1), 1))
+        return whole, self.land(whole, odd)
+
     def isnan(self, x):
         return self.gt(self.abs_bits(x), EXP)
 
@@ -187,21 +209,19 @@ class HostF32(F32Ops):
         """values[index] (a constant table, an i32 index array)."""
         return self.np.asarray(values, dtype=self.np.int32)[index]
 
+    _NP = {'add': 'add', 'sub': 'subtract', 'mul': 'multiply', 'div': 'true_divide',
+           'neg': 'negative', 'abs': 'abs', 'floor': 'floor', 'sqrt': 'sqrt', 'min': 'minimum',
+           'max': 'maximum', 'lt': 'less', 'le': 'less_equal', 'gt': 'greater',
+           'ge': 'greater_equal', 'eq': 'equal', 'ne': 'not_equal', 'band': 'bitwise_and',
+           'bor': 'bitwise_or', 'bxor': 'bitwise_xor', 'shl': 'left_shift',
+           'shr': 'right_shift', 'land': 'logical_and', 'lor': 'logical_or'}
+
     def __getattr__(self, name):
-        from ..optable import OPS
-        o = OPS.get(name)
-        if o is None:
+        fn = self._NP.get(name)
+        if fn is None:
             raise AttributeError(name)
-        np = self.np
-        if name == 'shr':
-            return lambda a, b: np.right_shift(self._t(a), self._t(b))
-        if name in ('land', 'lor'):
-            return lambda a, b: (np.logical_and if name == 'land' else np.logical_or)(a, b)
-        if name == 'not':
-            return np.logical_not
-        if o.arity == 1:
-            return lambda a: o.host(self._t(a))
-        return lambda a, b: o.host(self._t(a), self._t(b))
+        f = getattr(self.np, fn)
+        return lambda *a: f(*[self._t(v) for v in a])
 
     def lnot(self, a):
         return self.np.logical_not(a)
