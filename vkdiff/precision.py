@@ -200,7 +200,12 @@ def measure_default(rt_key=None):
     """Measure the current device's default math (ti.init() with fast_math=True) and cache it."""
     import vkdiff as ti
     from .lang import state
-    ti.init(fast_math=True)
+    global _measuring
+    _measuring = True
+    try:
+        ti.init(fast_math=True)
+    finally:
+        _measuring = False
     key = rt_key or device_key(state.runtime())
     rec = measure(True)
     store(key, rec)
@@ -212,6 +217,7 @@ def loose_ops(rec):
 
 
 _warned = set()
+_measuring = False
 
 
 def check_at_init():
@@ -219,7 +225,7 @@ def check_at_init():
     math has an op worse than WARN_ULP ulps (from the cache; measured in a subprocess when
     missing)."""
     from .lang import state
-    if (not state.config.get('fast_math', True) or state.offline is not None
+    if (_measuring or not state.config.get('fast_math', True) or state.offline is not None
             or os.environ.get('VKDIFF_PRECISION_WARNING', '1') == '0'
             or os.environ.get('VKDIFF_CACHE', '1') == '0'):
         return
@@ -246,7 +252,7 @@ def check_at_init():
         warnings.warn(f'vkdiff: this device\'s f32 math is loose (max error in ulps: {worst}; '
                       f'`python -m vkdiff doctor` lists it); ti.init(fast_math=False) computes '
                       f'every op within 2 ulps, the same bits on every driver',
-                      PrecisionWarning, stacklevel=3)
+                      PrecisionWarning, stacklevel=4)   # (the caller of ti.init)
 
 
 def table(rec):
