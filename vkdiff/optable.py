@@ -242,8 +242,9 @@ op('div', 2, 'float', np.true_divide, 'OpFDiv', fold=operator.truediv, f32=FD.di
    rules=(lambda b, a, y, d: _sum(None if d[0] is None else d[0] / a[1],
                                   None if d[1] is None else -(d[1] * y / a[1])),
           lambda b, a, y, g: [g / a[1], -(g * y / a[1])]))
-op('floordiv', 2, 'same', np.floor_divide, S.floordiv, fold=operator.floordiv, rules=ZERO)
-op('mod', 2, 'same', np.mod, S.mod, fold=operator.mod,
+op('floordiv', 2, 'same', np.floor_divide, S.floordiv, fold=operator.floordiv, rules=ZERO,
+   f32=FD.floordiv)
+op('mod', 2, 'same', np.mod, S.mod, fold=operator.mod, f32=FD.mod,
    rules=(lambda b, a, y, d: _sum(d[0], None if d[1] is None else -(d[1] * b.floor(a[0] / a[1]))),
           lambda b, a, y, g: [g, -(g * b.floor(a[0] / a[1]))]))
 op('pow', 2, 'float', np.power, 'Pow', lower=_pow_f32, f64=F.pow, f32=FP.pow,

@@ -114,6 +114,30 @@ def sqrt(b, x):
 
 
 def rsqrt(b, x):
-    """1/sqrt(x) as the correctly rounded division of 1 by the correctly rounded sqrt
-    (within 1 ulp)."""
-    return div(b, b.const(1.0), sqrt(b, x))
+    """1/sqrt(x) within about 0.5 ulp: x = m * 2^2k, y = 1/sqrt(m) correctly rounded in two
+    steps, then one correction y*(1 + e/2) with e = 1 - m*y^2 computed exactly."""
+    m, k = decompose(b, x)
+    odd = b.ne(b.band(k, 1), 0)
+    m = b.select(odd, b.mul(m, 2.0), m)
+    k = b.shr(b.sub(k, b.select(odd, 1, 0)), 1)
+    y = div_core(b, b.const(1.0), sqrt_core(b, m))      # in (1/2, 1]
+    p, pe = b.two_prod(y, y)
+    q, qe = b.two_prod(m, p)
+    e = b.sub(b.sub(b.sub(1.0, q), qe), b.mul(m, pe))   # 1 - q exact (q is near 1)
+    res = b.mul(b.add(y, b.mul(b.mul(y, e), 0.5)), b.pow2(b.sub(0, k)))
+    res = b.select(b.eq(b.bits(x), EXP), 0.0, res)
+    zero = b.eq(b.abs_bits(x), 0)
+    res = b.select(zero, b.with_sign_of(b.const(INF), x), res)   # 1/sqrt(+-0) = +-inf
+    neg = b.land(b.signbit(x), b.lnot(zero))
+    return b.select(b.lor(b.isnan(x), neg), NAN, res)
+
+
+def floordiv(b, x, y):
+    """Float `//`: floor of the correctly rounded quotient."""
+    return b.floor(div(b, x, y))
+
+
+def mod(b, x, y):
+    """Float `%` as Taichi and GLSL's mod compute it, x - y*floor(x/y), from the correctly
+    rounded quotient (so the same bits on every driver)."""
+    return b.sub(x, b.mul(y, floordiv(b, x, y)))
