@@ -64,7 +64,9 @@ class CompileOptions:
     debug: ti.init(debug=True), the debug_checks pass runs; check_out_of_bound (which debug
     implies, as in Taichi): it runs with its index and exponent checks only (no zero divisors);
     debug_status: like loop_status, the status Buffer its checks report into.
-    print_ir: the names of the passes whose output is printed to stderr."""
+    print_ir: the names of the passes whose output is printed to stderr.
+    fast_math: ti.init(fast_math=...). False: f32 math is vkdiff's own (the op table's `f32`
+    column, in `lower`) and every float operation carries NoContraction (codegen)."""
     device_name: str = 'offline'
     features: dict = dataclasses.field(default_factory=dict)
     limits: dict = dataclasses.field(default_factory=dict)
@@ -82,6 +84,7 @@ class CompileOptions:
     loop_status: Optional[Callable] = None
     device_log: Optional[Callable] = None
     debug_status: Optional[Callable] = None
+    fast_math: bool = True
 
 
 def lavapipe_like(**changes):
@@ -197,7 +200,7 @@ def lower(task, options):
     """Pass lower, on one task (changed in place, and returned): `print` statements become
     appends to the device log (passes/device_log.py), then the op lowerings and feature checks."""
     lower_prints(task, options.device_log or DeviceLog, options.features)
-    lower_task(task, options.features)
+    lower_task(task, options.features, options.fast_math)
     return task
 
 
@@ -261,7 +264,8 @@ class TaskCode:
         cg = TaskCodegen(task, self.buffers, push, options.features, int_view, self.local_size,
                          options.cpu_driver, texel_limit=options.features.get('texel_reads') and
                          lim.get('max_texel_buffer_elements', 0),
-                         max_texel_views=lim.get('max_storage_texel_buffers_per_stage', 0))
+                         max_texel_views=lim.get('max_storage_texel_buffers_per_stage', 0),
+                         no_contraction=not options.fast_math)
         self.asm = cg.generate()
         # storage texel buffer views the runtime binds after the buffers: [(buffer index,
         # VkFormat)] (codegen/memory.py plan_texels)

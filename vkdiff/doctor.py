@@ -1,6 +1,7 @@
 """Tool (not a compiler stage): `python -m vkdiff doctor` checks what vkdiff needs on this machine
 and prints it: the native module, the Vulkan devices with the optional features vkdiff enables
-and their limits, the spirv-tools it runs, the SPIR-V cache folder, and for anything missing the
+and their limits, the spirv-tools it runs, the SPIR-V cache folder, the precision of the device's
+f32 math (vkdiff/precision.py), and for anything missing the
 command that installs it (Debian/Ubuntu, Fedora, macOS with MoltenVK). Exit status 0 when a
 kernel can compile and run, 1 otherwise."""
 import os
@@ -203,6 +204,26 @@ def check_drivers(out):
         out('    (no project SwiftShader: tools/setup.sh installs it in .drivers/swiftshader/)')
 
 
+def check_precision(out):
+    """The "precision" section: the f32 error of the device's default math (fast_math=True) per
+    op, measured now on a fixed sample and cached for ti.init()'s warning (vkdiff/precision.py)."""
+    from . import precision
+    try:
+        key, rec = precision.measure_default()
+    except Exception as e:  # noqa: BLE001  (a report, not a failure of the doctor)
+        out(f'  precision: not measured ({type(e).__name__}: {e})')
+        return
+    out(f'  precision of the default f32 math (fast_math=True), vs numpy f64 ({key}):')
+    for line in precision.table(rec):
+        out(line)
+    loose = precision.loose_ops(rec)
+    if loose:
+        out(f'    above {precision.WARN_ULP} ulp: {", ".join(sorted(loose))}; ti.init(fast_math=False)'
+            ' gives vkdiff\'s own math: within 2 ulp, the same bits on every driver')
+    if rec['subnormals'] == 'flushed':
+        out('    this driver flushes subnormal f32 results of arithmetic to zero')
+
+
 def main(argv=None, out=print):
     import numpy
     out(f'vkdiff doctor: {os.path.dirname(pkg_file)}')
@@ -214,6 +235,8 @@ def main(argv=None, out=print):
     check_cache(out)
     check_validation_layer(out)
     check_drivers(out)
+    if devices_ok and tools_ok:
+        check_precision(out)
     ok = devices_ok and tools_ok
     out('vkdiff doctor: ' + ('OK, kernels can compile and run' if ok else 'PROBLEMS above'))
     return 0 if ok else 1

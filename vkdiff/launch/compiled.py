@@ -204,7 +204,8 @@ def compile_options():
         os.environ.get('VKDIFF_PRINT_IR'))
     settings = dict(ad_stack_size=cfg.get('ad_stack_size', 0), debug=cfg.get('debug', False),
                     check_out_of_bound=cfg.get('check_out_of_bound', False),
-                    default_fp=T.Defaults.fp, default_ip=T.Defaults.ip, print_ir=printed)
+                    default_fp=T.Defaults.fp, default_ip=T.Defaults.ip, print_ir=printed,
+                    fast_math=cfg.get('fast_math', True))
     if state.offline is not None:
         import dataclasses
         return dataclasses.replace(state.offline, **settings)
