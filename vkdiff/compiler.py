@@ -54,9 +54,11 @@ BACKEND = ('debug_checks', 'lower', 'reductions', 'loop_limit', 'codegen')  # pe
 class CompileOptions:
     """Everything the passes and codegen need to know about the target and the user's settings.
 
-    features / limits: the device's (runtime.program.Runtime names them); device_name picks
-    driver workarounds (the loop limiter of llvmpipe). The CPU-driver geometry: grid-stride
-    iterations per invocation and the workgroups a reduction uses. loop_status: a callable
+    features / limits: the device's (runtime.program.Runtime names them); driver_id (a
+    runtime.devices.DRIVER_IDS name, from VkPhysicalDeviceDriverProperties.driverID) picks
+    driver workarounds (the loop limiter of llvmpipe); device_name is for messages only. The
+    CPU-driver geometry: grid-stride iterations per invocation and the workgroups a reduction
+    uses. loop_status: a callable
     returning the status Buffer the loop guards store into (the API layer makes it and reads it
     back after launches; without one, each guarded task gets a temporary of its own).
     device_log: a callable returning the passes.device_log.DeviceLog that `print` statements
@@ -66,6 +68,7 @@ class CompileOptions:
     debug_status: like loop_status, the status Buffer its checks report into.
     print_ir: the names of the passes whose output is printed to stderr."""
     device_name: str = 'offline'
+    driver_id: str = 'unknown'
     features: dict = dataclasses.field(default_factory=dict)
     limits: dict = dataclasses.field(default_factory=dict)
     cpu_driver: bool = False
@@ -88,7 +91,7 @@ def lavapipe_like(**changes):
     """Options of Mesa's lavapipe (llvmpipe, LLVM 15, 256 bits) as this machine's driver
     reports it, without opening a device: device-free compiler tests compile against it."""
     base = CompileOptions(
-        device_name='llvmpipe (LLVM 15.0.6, 256 bits)',
+        device_name='llvmpipe (LLVM 15.0.6, 256 bits)', driver_id='mesa-llvmpipe',
         features={'float32_atomic_add': True, 'float32_atomic_minmax': True, 'float64': True,
                   'float64_atomic_add': False, 'int64': True, 'int64_atomics': True,
                   'subgroup_arithmetic': True, 'subgroup_ballot': True, 'subgroup_basic': True,
@@ -214,7 +217,7 @@ def loop_limit(task, options):
     if task.loop is not None and task.loop.attrs.get('block_dim'):
         per_thread = 1  # ti.simt.block: one workgroup per block of iterations
     status = options.loop_status or _new_status
-    return _loop_limit.apply(task, per_thread, options.device_name, status)
+    return _loop_limit.apply(task, per_thread, options.driver_id, status)
 
 
 def _new_status():

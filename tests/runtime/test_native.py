@@ -144,7 +144,7 @@ def test_device_properties(dev):
         pytest.skip("vkdiff/runtime/_vkrt was built before texel reads: rebuild it")
     assert set(dev.features) == FEATURES
     assert all(isinstance(v, bool) for v in dev.features.values())
-    assert set(dev.limits) <= LIMITS and len(dev.limits) >= 9  # (fewer: a module built before)
+    assert set(dev.limits) == LIMITS
     assert dev.limits["max_workgroup_count_x"] >= 65535
     assert dev.limits["max_push_constants_size"] >= 128
     major, minor, _patch = map(int, dev.api_version.split("."))
@@ -152,7 +152,7 @@ def test_device_properties(dev):
     assert dev.subgroup_size >= 1
     assert isinstance(dev.driver_version, int) and isinstance(dev.vendor_id, int)
     assert dev.name in repr(dev)
-    if "llvmpipe" in dev.name:  # what Mesa 22.3's lavapipe offers
+    if dev.facts["driver_id"] == 13:  # VK_DRIVER_ID_MESA_LLVMPIPE: what Mesa 22.3's lavapipe offers
         on = {k for k, v in dev.features.items() if v}
         staged = set() if "unified_memory" in on else {"unified_memory"}  # the staged fixture
         assert on == (FEATURES & set(dev.features)) - {"float64_atomic_add"} - staged

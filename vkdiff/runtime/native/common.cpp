@@ -165,18 +165,19 @@ int device_index(VkInstance inst, const std::string& spec)
         DeviceFacts f = device_facts(devs[i], int(i));
         known += "\n  " + std::to_string(i) + ": " + f.name + " (uuid " + f.uuid + ")";
     }
+    std::string want;
+    for (char c : spec)
+        if (c != '-') want += char(std::tolower(static_cast<unsigned char>(c)));
+    // a UUID first: one may be all decimal digits (SwiftShader's is)
+    bool is_uuid = want.size() == 32 && want.find_first_not_of("0123456789abcdef") == std::string::npos;
     char* end = nullptr;
     long k = std::strtol(spec.c_str(), &end, 10);
-    if (!spec.empty() && *end == 0) {
+    if (!is_uuid && !spec.empty() && *end == 0) {
         if (k < 0 || size_t(k) >= devs.size())
             fail("Vulkan device index " + spec + " out of range: " + std::to_string(devs.size()) +
                  " device(s) found:" + known);
         return int(k);
     }
-    std::string want;
-    for (char c : spec)
-        if (c != '-') want += char(std::tolower(static_cast<unsigned char>(c)));
-    bool is_uuid = want.size() == 32 && want.find_first_not_of("0123456789abcdef") == std::string::npos;
     if (is_uuid)
         for (size_t i = 0; i < devs.size(); i++)
             if (device_facts(devs[i], int(i)).uuid == want) return int(i);
