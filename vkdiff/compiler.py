@@ -256,9 +256,9 @@ class TaskCode:
         # the trip count is known at compile time (no loads, no arguments)
         self.known = self.total is not None and all(
             x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
-        self.local_size = 1 if task.kind == 'serial' else (
-            task.loop.attrs.get('block_dim') or fitted_local_size(self.total, self.known))
         lim = options.limits
+        self.local_size = 1 if task.kind == 'serial' else workgroup_size(task, lim, self.total,
+                                                                          self.known)
         cg = TaskCodegen(task, self.buffers, push, options.features, int_view, self.local_size,
                          options.cpu_driver, texel_limit=options.features.get('texel_reads') and
                          lim.get('max_texel_buffer_elements', 0),
@@ -276,6 +276,26 @@ class TaskCode:
         if self.total is not None and task.loop.attrs.get('groups'):
             # a reduction: its partials have room for this many workgroups at most
             self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
+
+
+def workgroup_size(task, limits, total, known):
+    """Invocations per workgroup of a parallel task, within the device's limits
+    (maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0]; SwiftShader's are 256).
+    `ti.loop_config(block_dim=B)` with ti.simt.block memory or sync() makes B iterations one
+    workgroup: a B above the limit is a CompileError (clamping it would change which iterations
+    share memory and barriers). Otherwise the size is a choice of vkdiff's, clamped."""
+    cap = min(limits.get('max_workgroup_invocations', LOCAL_SIZE),
+              limits.get('max_workgroup_size_x', LOCAL_SIZE)) or LOCAL_SIZE
+    block = task.loop.attrs.get('block_dim')
+    if block:
+        if block > cap:
+            raise located(CompileError,
+                          f'ti.loop_config(block_dim={block}) makes workgroups of {block} '
+                          f'invocations, more than this device allows (maxComputeWorkGroup'
+                          f'Invocations / maxComputeWorkGroupSize[0]: {cap}); use block_dim <= '
+                          f'{cap}', task.loop.loc)
+        return block
+    return min(fitted_local_size(total, known), cap)
 
 
 def fitted_local_size(total, known):
