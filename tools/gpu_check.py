@@ -287,10 +287,11 @@ def p_near_limit_buffer(scale):
 
 
 def p_to_numpy_bandwidth(scale):
-    """from_numpy / to_numpy of a 256 MiB x scale f32 field (best of 3), values checked."""
+    """from_numpy / to_numpy of a 256 MiB x scale f32 field (at most maxStorageBufferRange; best
+    of 3), values checked."""
     import numpy as np
     ti, rt = _init()
-    n = max(1 << 16, int((1 << 26) * scale))
+    n = max(1 << 16, min(int((1 << 26) * scale), rt.limits['max_storage_buffer_range'] // 4))
     x = np.arange(n, dtype=np.float32)
     f = ti.field(ti.f32, n)
 
