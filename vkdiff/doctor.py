@@ -11,6 +11,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from . import drivers, precision
+from .runtime import devices
 from .codegen import tools
 from .codegen.cache import SUFFIX
 from . import __file__ as pkg_file
@@ -86,7 +87,6 @@ def check_devices(native, out):
         out(f'  Vulkan devices: NONE{" (" + err + ")" if err else ""}; install a driver with:')
         _install_lines('vulkan', out)
         return False
-    from .runtime import devices
     infos = devices.list_devices() if hasattr(native, 'device_facts') else []
     try:
         chosen = devices.resolve(os.environ.get('VKDIFF_DEVICE') or 0, infos or None)

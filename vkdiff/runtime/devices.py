@@ -94,7 +94,7 @@ def from_facts(f):
 
 def _native():
     try:
-        from . import _vkrt
+        from . import _vkrt  # deferred: the native module loads when a device is listed
     except ImportError as e:
         raise RuntimeError_(f'vkdiff\'s native Vulkan module does not import [{e}]: `python -m '
                             'vkdiff doctor` says what is missing') from None
