@@ -174,9 +174,19 @@ class Field(ir.ElementShape):
                                      'be aware that slicing a ti.field is not supported so far.')
         stored = self._unoffset(key) if self.offset is not None else key
         debug = state.bounds_checked()  # Taichi's bound checks: no negative indices either
+        out = []
+        for k, n in zip(stored, shape):
+            if not (0 if debug or self.offset is not None else -n) <= k < n:
+                break
+            out.append(int(k) % n)
+        else:
+            return tuple(out)
+        return self._out_of_range(key, stored, shape, debug)
+
+    def _out_of_range(self, key, stored, shape, debug):
+        """An index out of range on an axis: where Taichi's address puts it (lang/layout.py),
+        or FieldIndexError."""
         low = [0 if debug or self.offset is not None else -n for n in shape]
-        if all(lo <= k < n for k, lo, n in zip(stored, low, shape)):
-            return tuple(int(k) % n for k, n in zip(stored, shape))
         if not debug:  # where Taichi's address puts it: another element (lang/layout.py)
             stored = tuple(int(k) % n if lo <= k < 0 else int(k)
                            for k, lo, n in zip(stored, low, shape))
