@@ -295,3 +295,41 @@ def test_layout_rule():
     assert lay.address((5, 0)) == 5 and lay.element(5) == (1, 2)
     blk = ti.root.dense((ti.j, ti.i), (3, 4))  # a node's axes count in ijkl order
     assert Layout.of_node(blk).strides == (3, 1)
+
+
+def test_struct_field_time_major():
+    S = ti.types.struct(a=ti.f32, b=ti.i32)
+    s = S.field()
+    _time_major(1, 8, s)
+
+    @ti.kernel
+    def w():
+        for t in range(8):
+            s[t, 0].a = t * 0.5
+            s[t, 0].b = 3 * t
+        s[7, 0].b = 70  # a constant out of range: s[0, 7]
+
+    with pytest.warns(ti.FieldAliasWarning):
+        w()
+    # Taichi 1.7.4: a [0.0, 0.5, ..., 3.5], b [0, 3, 6, 9, 12, 15, 18, 70], s[5, 0].b 15
+    assert s.a.to_numpy().ravel().tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
+    assert s.b.to_numpy().ravel().tolist() == [0, 3, 6, 9, 12, 15, 18, 70]
+    with pytest.warns(ti.FieldAliasWarning):
+        assert s[5, 0].b == 15
+
+
+def test_offset_field_time_major():
+    o = ti.field(ti.f32)
+    ti.root.dense(ti.l, 8).dense(ti.i, 1).place(o, offset=(-2, 10))
+
+    @ti.kernel
+    def w():
+        for t in range(8):
+            o[t - 2, 10] = t
+
+    w()
+    # Taichi 1.7.4: [0.0, 1.0, ..., 7.0], o[1, 10] 3.0, shape (1, 8)
+    assert o.shape == (1, 8)
+    assert o.to_numpy().ravel().tolist() == [float(t) for t in range(8)]
+    with pytest.warns(ti.FieldAliasWarning, match=r'o\[-2, 13\]'):
+        assert o[1, 10] == 3.0

@@ -155,6 +155,8 @@ def alias(field, index):
     from .ndarray import Ndarray
     if isinstance(field, Ndarray):
         return None  # (an ndarray has no SNodes: out of range is out of range)
+    if hasattr(field, '_first_field'):  # a struct field: its members' order
+        field = field._first_field()
     owner = getattr(field, '_member_of', None) or field  # (a member: the matrix field's order)
     lay = owner.__dict__.get('_layout')
     shape = tuple(field.shape)
@@ -180,11 +182,15 @@ def _same_slot(field, index, target):
 
 
 def warn_alias(field, index, target):
-    """The one-time warning per field for a Python-scope alias."""
+    """The one-time warning per field for an alias: `index` as the user wrote it, `target`
+    counted from 0 (shown with the field's `offset=`)."""
     seen = field.__dict__.setdefault('_alias_warned', set())
     if seen:
         return
     seen.add(tuple(index))
+    offset = getattr(field, 'offset', None)
+    if offset:
+        target = tuple(t + o for t, o in zip(target, offset))
     warnings.warn(f'field {field.name}: index {tuple(index)} is out of range for shape '
                   f'{tuple(field.shape)}; as in Taichi, it reads and writes the element that '
                   f"Taichi's layout puts there, {field.name}{list(target)} (warned once per "
