@@ -336,3 +336,36 @@ def test_offset_field_time_major():
     assert o.to_numpy().ravel().tolist() == [float(t) for t in range(8)]
     with pytest.warns(ti.FieldAliasWarning, match=r'o\[-2, 13\]'):
         assert o[1, 10] == 3.0
+
+
+@pytest.mark.parametrize('off', [[], ['texel_reads'], ['unified_memory']])
+@pytest.mark.parametrize('n', [4, 2])
+def test_vector_loads_and_paired_stores_in_nesting_order(n, off):
+    """vec2/vec4 fields in dense(l, 6).dense(i, 2): each step reads slot t - 1 and writes slot t
+    (texel reads, or vector loads without them, and paired 64-bit stores on CPU drivers index
+    by the element's address; with staged memory the host view reads the downloaded copy); and
+    the same with one object, indexed q[t, 0] (out of range: q[0, t])."""
+    ti.init(disable_features=off)
+    q = ti.Vector.field(n, ti.f32)
+    _time_major(2, 6, q)
+    r = ti.Vector.field(n, ti.f32)
+    _time_major(1, 6, r)
+    add = ti.Vector(list(range(1, n + 1)), ti.f32)
+
+    @ti.kernel
+    def step(t: ti.i32):
+        for i in range(2):
+            q[i, t] = q[i, t - 1] * 2.0 + add * (i + 1)
+        for k in range(1):
+            r[t, k] = r[t - 1, k] * 3.0 + add
+
+    for t in range(1, 6):
+        step(t)
+    want_q = np.zeros((2, 6, n), np.float32)
+    want_r = np.zeros((6, n), np.float32)
+    for t in range(1, 6):
+        for i in range(2):
+            want_q[i, t] = want_q[i, t - 1] * 2 + np.arange(1, n + 1) * (i + 1)
+        want_r[t] = want_r[t - 1] * 3 + np.arange(1, n + 1)
+    np.testing.assert_array_equal(q.to_numpy(), want_q)
+    np.testing.assert_array_equal(r.to_numpy()[0], want_r)
