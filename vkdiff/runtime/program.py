@@ -50,7 +50,9 @@ class Storage:
 
     __slots__ = ('rt', 'buf', 'host', 'state', 'nbytes', 'mapped', '__weakref__')
 
-    def __init__(self, rt, shape, np_dtype, name=None):
+    def __init__(self, rt, shape, np_dtype, name=None, strides=None):
+        """`strides`: element strides of the host view over the buffer (a field stored in its
+        SNode nesting order, lang/layout.py), None for C order."""
         self.rt = rt
         n = int(np.prod(shape, dtype=np.int64)) * np.dtype(np_dtype).itemsize
         what = f'field {name} (shape {tuple(shape)}, {np.dtype(np_dtype).name}: {n} bytes)' \
@@ -65,7 +67,13 @@ class Storage:
         except MemoryError as e:  # the native module's OutOfMemoryError, or std::bad_alloc
             raise OutOfMemoryError(f'out of memory allocating {what} on {rt.name} ({e}); the '
                                    'fields allocated before are intact') from None
-        self.host = self.buf.host[:n].view(np_dtype).reshape(shape)
+        flat = self.buf.host[:n].view(np_dtype)
+        if strides is None:
+            self.host = flat.reshape(shape)
+        else:
+            item = flat.itemsize
+            self.host = np.lib.stride_tricks.as_strided(flat, tuple(shape),
+                                                        tuple(s * item for s in strides))
         self.mapped = getattr(self.buf, 'mapped', False)  # (a native module not rebuilt yet)
         self.state = 'synced'
 
