@@ -152,7 +152,7 @@ def alias(field, index):
     """For Python scope: the in-range index that the out-of-range `index` (counted from 0,
     ijkl order) lands on in Taichi's layout, or None where Taichi's address lies outside the
     field (past its storage, or on another field's slot in the SNode tree)."""
-    from .ndarray import Ndarray
+    from .ndarray import Ndarray  # cycle: field.py, which ndarray.py imports, imports this module
     if isinstance(field, Ndarray):
         return None  # (an ndarray has no SNodes: out of range is out of range)
     if hasattr(field, '_first_field'):  # a struct field: its members' order
@@ -176,7 +176,7 @@ def alias(field, index):
 def _same_slot(field, index, target):
     """Taichi's byte address (lang/snode_addr.py's model of its tree) of `index` is that of
     `target` (no alias where the tree has no such model: pointer, bitmasked, dynamic nodes)."""
-    from .snode_addr import host_address
+    from .snode_addr import host_address  # cycle: snode_addr.py imports field.py, which imports this module
     a = host_address(field, index)
     return a is not None and a == host_address(field, target)
 

@@ -21,7 +21,7 @@ import itertools
 import numpy as np
 
 from .. import types as T
-from ..errors import TaichiIndexError, TaichiSyntaxError, TaichiTypeError, UnsupportedError
+from ..errors import CompileError, TaichiIndexError, TaichiSyntaxError, TaichiTypeError, UnsupportedError
 from ..frontend import ops
 from ..frontend.context import Value, current, error
 from .field import Field, SNode
@@ -166,7 +166,6 @@ def host_address(field, index):
     """Taichi's byte address (in the model above) of field[index] (ints, stored indices in ijkl
     order, any values) for Python scope, or None where a node on the field's tree has no fixed
     layout (pointer, bitmasked, dynamic)."""
-    from ..errors import CompileError
     leaf = field.snode
     path = leaf._path_from_root()
     axes = sorted({a for a, _ in leaf.levels})
