@@ -132,6 +132,7 @@ def test_vector_components_are_marked_one_by_one():
             set_comp(x, 1)
 
 
+@pytest.mark.requires('float64')
 def test_torch_tensor_overwritten_after_a_read_is_caught():
     torch = pytest.importorskip('torch')
     x, loss = _arrays()
