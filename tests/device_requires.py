@@ -1,5 +1,8 @@
 """Test helper: the `requires` marker's check (tests/conftest.py applies it to every device test;
 see its docstring for how a test declares the device features it needs)."""
+import pytest
+
+import vkdiff as ti
 
 
 def required_features(node):
@@ -16,3 +19,11 @@ def missing_features(node, features):
         raise ValueError(f'requires({", ".join(map(repr, unknown))}): not a device feature; '
                          f'the features are {", ".join(sorted(features))}')
     return sorted({f for f in needed if not features[f]})
+
+
+# Shorthands for parametrize lists: `from device_requires import F64` then `[ti.f32, F64]` is
+# `[ti.f32, pytest.param(ti.f64, marks=pytest.mark.requires('float64'))]` (the same test id).
+requires = pytest.mark.requires
+F64 = pytest.param(ti.f64, marks=requires('float64'))
+I64 = pytest.param(ti.i64, marks=requires('int64'))
+U64 = pytest.param(ti.u64, marks=requires('int64'))

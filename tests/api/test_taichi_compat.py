@@ -282,6 +282,7 @@ def test_type_predicates_and_u1_arguments():
     assert neg(True) == 0 and neg(0) == 1
 
 
+@pytest.mark.requires('int64')
 def test_integer_power_with_run_time_exponent_matches_taichi():
     @ti.kernel
     def p32(a: ti.i32, b: ti.i32) -> ti.i32:

@@ -49,6 +49,7 @@ def _norm(v):
     return np.sqrt(np.sum(v * v, axis=-1))
 
 
+@pytest.mark.requires('float64')
 def test_normalized_is_taichis_formula(data):
     """v.normalized(eps) = (1 / (|v| + eps)) * v (was v * rsqrt(|v|^2 + eps): off by about
     eps / (2 |v|^2))."""
@@ -64,6 +65,7 @@ def test_normalized_is_taichis_formula(data):
     assert p.to_list() == [1 / (5.0 + 0.5) * 3.0, 1 / (5.0 + 0.5) * 4.0]
 
 
+@pytest.mark.requires('float64')
 def test_scalar_helpers_are_taichis_formulas(data):
     got = _run(data, lambda v, w, x, m3, m4: [
         tm.sign(x), tm.step(0.1, x), tm.clamp(x, -0.5, 0.5), tm.mix(x, 2.0, 0.3),
@@ -84,6 +86,7 @@ def test_scalar_helpers_are_taichis_formulas(data):
     assert tm.log2(10.0) == math.log(10.0) / math.log(2.0)
 
 
+@pytest.mark.requires('float64')
 def test_vector_helpers_are_taichis_formulas(data):
     got = _run(data, lambda v, w, x, m3, m4: [
         *tm.reflect(v, w), *tm.refract(v.normalized(), w.normalized(), 1.5),
@@ -111,6 +114,7 @@ def _det3(m):
             + m[..., 2, 0] * (m[..., 0, 1] * m[..., 1, 2] - m[..., 1, 1] * m[..., 0, 2]))
 
 
+@pytest.mark.requires('float64')
 def test_determinant_and_inverse_up_to_4x4(data):
     """Taichi supports 1x1 to 4x4 (vkdiff had up to 3x3), with Taichi's cofactor formulas."""
     got = _run(data, lambda v, w, x, m3, m4: [

@@ -272,6 +272,7 @@ def test_heat_equation_ndrange_stencil():
 
 
 # ---------------------------------------------------------------- matrices
+@pytest.mark.requires('float64')
 def test_matrix_field_linear_algebra():
     N = 8
     A = ti.Matrix.field(3, 3, dtype=ti.f32, shape=N)
@@ -356,6 +357,7 @@ def test_monte_carlo_pi():
     assert abs(mc_pi(200000) - np.pi) < 0.02
 
 
+@pytest.mark.requires('int64')
 def test_integer_arithmetic_and_wide_types():
     @ti.kernel
     def ints(x: ti.i32, y: ti.i32) -> ti.i32:

@@ -4,6 +4,7 @@ nested block. The gradients are checked against f64 central differences, and aga
 kernels with every adjoint a variable (VKDIFF_AD_SSA=0's path): equal to the last bit."""
 import numpy as np
 import pytest
+from device_requires import requires
 
 import vkdiff as ti
 from vkdiff.autodiff import reverse
@@ -77,6 +78,7 @@ def _grads(dtype):
     return layer, run, params, [p.grad.to_numpy().copy() for p in params]
 
 
+@pytest.mark.requires('float64')
 def test_ssa_adjoint_gradients_match_finite_differences():
     ti.init(default_fp=ti.f64)
     layer, run, params, grads = _grads(ti.f64)
@@ -88,7 +90,7 @@ def test_ssa_adjoint_gradients_match_finite_differences():
     assert _allocas(text) <= 10, text
 
 
-@pytest.mark.parametrize('dtype', ['f32', 'f64'])
+@pytest.mark.parametrize('dtype', ['f32', pytest.param('f64', marks=requires('float64'))])
 def test_ssa_adjoint_equals_variable_adjoint(monkeypatch, dtype):
     dt = getattr(ti, dtype)
     ti.init(default_fp=dt)
@@ -151,6 +153,7 @@ def _gravity(n):
     return compute_U.grad.ir(after='reductions').count('\ntask ') + 1
 
 
+@pytest.mark.requires('float64')
 def test_small_loop_adjoint_is_not_transposed_into_a_second_task():
     """x.grad[j] in an (i, j) loop: the transposed copy of the reduction pass pays on long
     loops (no contended atomics) but doubles the code and the launches of a short one, which

@@ -18,7 +18,7 @@ class World:
         self.f = ti.field(ti.f32, shape=4)
         self.n = ti.field(ti.i32, shape=4)
         self.u = ti.field(ti.u32, shape=4)
-        self.z = ti.field(ti.f64, shape=())
+        self.z = ti.field(ti.f32, shape=())  # (f32: these checks need no f64 device)
         self.v = ti.Vector.field(3, ti.f32, shape=3)
         self.iv = ti.Vector.field(2, ti.i32, shape=2)
         self.m = ti.Matrix.field(2, 2, ti.f32, shape=2)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from device_requires import F64, I64, requires
 
 import vkdiff as ti
 
@@ -9,7 +10,7 @@ NP = {ti.f32: np.float32, ti.f64: np.float64, ti.i32: np.int32, ti.u32: np.uint3
       ti.i64: np.int64}
 
 
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64, ti.i32, ti.u32, ti.i64])
+@pytest.mark.parametrize('dt', [ti.f32, F64, ti.i32, ti.u32, I64])
 def test_dtypes_roundtrip_through_kernel(dt):
     x = ti.field(dt, shape=16)
     y = ti.field(dt, shape=16)
@@ -200,6 +201,7 @@ def test_from_numpy_checks():
     np.testing.assert_array_equal(v.to_numpy(), np.arange(6).reshape(3, 2))
 
 
+@pytest.mark.requires('float64')
 def test_from_numpy_converts_dtype():
     x = ti.field(ti.f32, shape=4)
     x.from_numpy(np.array([1.5, 2.5, 3.5, 4.5], np.float64))
@@ -258,6 +260,7 @@ def test_out_of_range_host_index():
     assert s[None] == 0.0
 
 
+@pytest.mark.requires('int64')
 def test_python_loop_then_kernel_syncs_once(monkeypatch):
     """100k host writes from a Python loop touch only the host mirror: one upload, one submit,
     one download for the whole loop and the kernel after it (was a wall-clock limit of 1 s, which
@@ -291,7 +294,9 @@ def test_python_loop_then_kernel_syncs_once(monkeypatch):
         counts
 
 
-@pytest.mark.parametrize('dt', [np.float32, np.int32, np.uint32, np.float64, np.int64])
+@pytest.mark.parametrize('dt', [np.float32, np.int32, np.uint32,
+                                pytest.param(np.float64, marks=requires('float64')),
+                                pytest.param(np.int64, marks=requires('int64'))])
 def test_from_numpy_upload_canary(dt):
     """Every element of an uploaded arange must come back exactly after a trip through the
     device (catches buffer-view corruption, e.g. numpy 2 views of mapped memory)."""
@@ -385,6 +390,7 @@ def test_struct_for_over_a_parent_snode_visits_its_cells():
     assert z.parent().shape == (4, 5) and z.parent(2) is ti.root
 
 
+@pytest.mark.requires('float64')
 def test_literals_follow_default_fp_and_default_ip():
     """With ti.init(default_fp=ti.f64, default_ip=ti.i64), `f32_value * 1.1` is an f64 product
     and `i32_value + 1` an i64 sum, as in Taichi 1.7.4 (CPU printed [1.1, 2147483648.0, -1.0,
@@ -403,6 +409,7 @@ def test_literals_follow_default_fp_and_default_ip():
     assert k().to_list() == [1.1, 2**31, -1, 1 / 3, 2**32 - 2, float(np.float32(1.1))]
 
 
+@pytest.mark.requires('float64')
 def test_f32_literals_keep_f32_precision_next_to_f64_values():
     """With the default default_fp=f32 a float literal is an f32 constant (Taichi 1.7.4): an f32
     local `c = 0.1` holds 0.10000000149011612 however it is used, and `f64 * 1.1` / `f64 + 0.1`

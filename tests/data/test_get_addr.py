@@ -8,6 +8,7 @@ import pytest
 import vkdiff as ti
 
 
+@pytest.mark.requires('int64')
 def test_print_offset_example_blocked_layout():
     # taichi/examples/algorithm/print_offset.py: nested dense blocks, element offsets in i32 units
     a = ti.field(dtype=ti.i32)
@@ -36,6 +37,7 @@ def test_print_offset_example_blocked_layout():
     np.testing.assert_array_equal(b.to_numpy(), 4 * a.to_numpy())
 
 
+@pytest.mark.requires('int64')
 def test_interleaved_fields_alignment_vectors_offsets_and_narrow_types():
     a, b, c = ti.field(ti.i32), ti.field(ti.f64), ti.field(ti.i8)
     blk = ti.root.dense(ti.i, 3)
@@ -75,6 +77,7 @@ def test_interleaved_fields_alignment_vectors_offsets_and_narrow_types():
                                   [0, 8, 24, 32, 48, 56, 36, 64, 16, 12, 36, -8, 8, 4, 5, 1, 0])
 
 
+@pytest.mark.requires('int64')
 def test_struct_field_members_are_consecutive_places_of_their_node():
     s = ti.Struct.field({'a': ti.f32, 'b': ti.f64, 'c': ti.i8})
     ti.root.dense(ti.i, 3).place(s)  # cells {f32 a, f64 b, i8 c}: 24 bytes
@@ -90,6 +93,7 @@ def test_struct_field_members_are_consecutive_places_of_their_node():
     np.testing.assert_array_equal(out.to_numpy(), [32, 64, 24])  # Taichi 1.7.4 CPU
 
 
+@pytest.mark.requires('int64')
 def test_run_time_indices_give_the_same_addresses_as_constant_ones():
     x = ti.field(ti.f32)
     ti.root.dense(ti.i, 3).dense(ti.i, 4).place(x)

@@ -57,6 +57,7 @@ def test_element_reads_follow_kernels():
     assert e.to_list() == [2.0, 20.0]
 
 
+@pytest.mark.requires('float64')
 def test_parameter_update_loop_learns():
     """The optimisation step of differentiable-simulation programs: init_v[None][d] -= lr *
     init_v.grad[None][d] (was silently dropped: the loss never fell)."""

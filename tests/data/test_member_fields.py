@@ -71,6 +71,7 @@ def test_member_gradients_are_the_matrix_fields():
     np.testing.assert_array_equal(a.grad.to_numpy(), [4, 8, 12])
 
 
+@pytest.mark.requires('int64')
 def test_member_addresses_are_taichis():
     temp = ti.field(ti.f32)
     v = ti.Vector.field(3, ti.i32)

@@ -8,13 +8,12 @@ import vkdiff as ti
 NO_FLOAT_ATOMICS = ['float32_atomic_add', 'float32_atomic_minmax']
 
 
-@pytest.fixture(params=['native', 'cas'])
+@pytest.fixture(params=[pytest.param('native', marks=pytest.mark.requires('float32_atomic_add')),
+                        'cas'])
 def float_atomics(request):
     """Run a test with the device's float atomics, then with the compare-exchange fallback."""
     if request.param == 'cas':
         ti.init(disable_features=NO_FLOAT_ATOMICS)
-    elif not ti.device_features().get('float32_atomic_add'):
-        pytest.skip('this device has no native float32 atomic add')
     return request.param
 
 
@@ -114,6 +113,7 @@ def test_atomic_on_vector_field_component():
     np.testing.assert_array_equal(v.to_numpy(), [[100, 400], [100, 400], [100, 200], [100, 200]])
 
 
+@pytest.mark.requires('int64')
 def test_i64_and_u32_atomics():
     a = ti.field(ti.i64, shape=())
     u = ti.field(ti.u32, shape=())
@@ -195,9 +195,8 @@ def test_float_atomic_vector_field(float_atomics):
     np.testing.assert_array_equal(g.to_numpy(), np.tile([1000.0, -500.0], (8, 1)))
 
 
+@pytest.mark.requires('float64')
 def test_f64_atomic_add():
-    if not ti.device_features().get('float64'):
-        pytest.skip('no f64')
     s = ti.field(ti.f64, shape=())
 
     @ti.kernel

@@ -3,6 +3,7 @@ type (Taichi 1.7.4: AtomicOpExpression's value is cast to the destination type),
 locals, local vector entries (static and run-time index), struct members, local arrays and
 kernel-scope locals shared with a parallel loop. Expected values are Taichi 1.7.4 CPU's."""
 import numpy as np
+import pytest
 
 import vkdiff as ti
 
@@ -81,6 +82,7 @@ def test_local_array_entries_convert_first():
     assert k(5) == 111
 
 
+@pytest.mark.requires('float64')
 def test_f32_local_adds_an_f64_operand_in_f32():
     x = ti.field(ti.f64, shape=1000)
     out = ti.field(ti.f32, shape=())

@@ -2,11 +2,12 @@
 exponent), checked against numpy on every integer / float width."""
 import numpy as np
 import pytest
+from device_requires import F64, I64, U64
 
 import vkdiff as ti
 
 
-@pytest.mark.parametrize('dt', [ti.i8, ti.i16, ti.i32, ti.i64, ti.u8, ti.u16, ti.u32, ti.u64])
+@pytest.mark.parametrize('dt', [ti.i8, ti.i16, ti.i32, I64, ti.u8, ti.u16, ti.u32, U64])
 def test_bit_shr_is_logical_for_every_integer_type(dt):
     npd = np.dtype(dt.np)
     info = np.iinfo(npd)
@@ -43,7 +44,7 @@ def test_bit_shr_scalar_arguments_and_vectors():
     np.testing.assert_array_equal(vec().to_numpy(), [(2 ** 32 - 8) >> 1, 2])
 
 
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+@pytest.mark.parametrize('dt', [ti.f32, F64])
 def test_frexp_matches_numpy(dt):
     vals = np.array([1.4, -3.0, 0.0, 1e-3, 8.0, -0.75, 1e-40 if dt == ti.f32 else 1e-310,
                      123456.0], dt.np)

@@ -6,13 +6,14 @@ field gives inf / NaN); vkdiff's f64 atan2 relied on |y|/0 = inf. vkdiff now com
 results itself (passes/float_zero.py) and f64 atan2 no longer divides by zero."""
 import numpy as np
 import pytest
+from device_requires import F64, requires
 
 import vkdiff as ti
 
 Y = np.array([1.0, -2.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 3.5])
 
 
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+@pytest.mark.parametrize('dt', [ti.f32, F64])
 def test_division_and_product_by_a_literal_zero(dt):
     n = len(Y)
     y = ti.field(dt, shape=n)
@@ -39,7 +40,7 @@ def test_division_and_product_by_a_literal_zero(dt):
     assert np.array_equal(np.signbit(got), np.signbit(want) & ~np.isnan(want) | np.signbit(got) & np.isnan(want))
 
 
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+@pytest.mark.parametrize('dt', [ti.f32, F64])
 def test_atan2_with_a_literal_zero_x(dt):
     ys = np.array([1.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 1e-300 if dt is ti.f64 else 1e-30])
     y = ti.field(dt, shape=len(ys))
@@ -59,15 +60,13 @@ def test_atan2_with_a_literal_zero_x(dt):
     assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+@pytest.mark.parametrize('dt', [
+    pytest.param(ti.f32, marks=requires('float_controls_preserve32')),
+    pytest.param(ti.f64, marks=requires('float64', 'float_controls_preserve64'))])
 def test_infinity_minus_itself_is_nan(dt):
     """x - x, x * (x - x) for x = inf: NaN, not the fast-math 0. Needs the driver to keep inf
     and NaN: the SignedZeroInfNanPreserve execution mode, declared where the device offers it
-    (lavapipe does; a native module built before it reports no such feature)."""
-    from vkdiff.lang import state
-    key = f'float_controls_preserve{dt.bits}'
-    if not state.runtime().features.get(key):
-        pytest.skip(f'the device (or this build of vkdiff.runtime._vkrt) reports no {key}')
+    (lavapipe does)."""
     y = ti.field(dt, shape=3)
     o = ti.field(dt, shape=(3, 2))
     y.from_numpy(np.array([np.inf, -np.inf, 2.0]).astype(dt.np))

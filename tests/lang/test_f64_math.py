@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from device_requires import F64
 
 import vkdiff as ti
 
@@ -120,6 +121,7 @@ UNARY = {
 
 
 @pytest.mark.parametrize('name', sorted(UNARY))
+@pytest.mark.requires('float64')
 def test_unary_f64_against_numpy(name):
     tfn, npfn, grid, rel = UNARY[name]
     xs = grid()
@@ -129,6 +131,7 @@ def test_unary_f64_against_numpy(name):
     _check(got, want, rel, what=name)
 
 
+@pytest.mark.requires('float64')
 def test_exp_special_values():
     xs = np.array([np.inf, -np.inf, np.nan, 710.0, 1e308, -746.0, -1e308, 0.0, -0.0,
                    709.782712893383, -745.1, -740.0])
@@ -142,6 +145,7 @@ def test_exp_special_values():
     assert abs(got[11] - np.exp(-740.0)) <= 1e-323
 
 
+@pytest.mark.requires('float64')
 def test_log_special_values():
     xs = np.array([0.0, -0.0, -1.0, -np.inf, np.inf, np.nan, 1.0, 5e-324, TINY / 3, 2.0 ** 1023])
     got, _ = _run(ti.log, xs)
@@ -151,6 +155,7 @@ def test_log_special_values():
     np.testing.assert_allclose(got[7:], np.log(xs[7:]), rtol=1e-15, atol=0)
 
 
+@pytest.mark.requires('float64')
 def test_trig_near_zeros_absolute_error():
     """Multiples of pi/2 (the doubles nearest to them) up to 1e5: sin/cos/tan are near zero or
     one there; the exact reduction keeps the absolute error at the 1e-16 level and
@@ -167,6 +172,7 @@ def test_trig_near_zeros_absolute_error():
     assert np.max(np.abs(got - want)) <= 1e-15
 
 
+@pytest.mark.requires('float64')
 def test_trig_large_arguments():
     """Full precision from 1e5 to 1.3e10 and at multiples of pi/2 there; beyond, finite and within
     [-1, 1] (and within 2 ulp: test_f64_trig_range.py)."""
@@ -185,12 +191,14 @@ def test_trig_large_arguments():
             assert np.abs(got).max() <= 1.0
 
 
+@pytest.mark.requires('float64')
 def test_trig_nonfinite_is_nan():
     for tfn in (ti.sin, ti.cos, ti.tan):
         got, _ = _run(tfn, np.array([np.inf, -np.inf, np.nan, 1.0]))
         assert np.isnan(got[:3]).all() and np.isfinite(got[3])
 
 
+@pytest.mark.requires('float64')
 def test_inverse_trig_domain():
     xs = np.array([1.0, -1.0, 1.5, -1.5, np.inf, np.nan, -0.0, 0.0])
     s, _ = _run(ti.asin, xs)
@@ -204,6 +212,7 @@ def test_inverse_trig_domain():
     assert a[3] == 0.0 and np.signbit(a[3])
 
 
+@pytest.mark.requires('float64')
 def test_tanh_saturates_and_keeps_tiny():
     xs = np.array([np.inf, -np.inf, 25.0, -25.0, 1e-200, -1e-200, 5e-324, np.nan])
     got, _ = _run(ti.tanh, xs)
@@ -212,6 +221,7 @@ def test_tanh_saturates_and_keeps_tiny():
 
 
 # ---------------------------------------------------------------- binary functions
+@pytest.mark.requires('float64')
 def test_pow_runtime_exponent_against_numpy():
     rng = np.random.default_rng(7)
     n = 60000
@@ -230,6 +240,7 @@ def test_pow_runtime_exponent_against_numpy():
     _check(got, want, REL, what='pow')
 
 
+@pytest.mark.requires('float64')
 def test_pow_special_values():
     xs = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, np.inf, -np.inf, np.nan,
                    5e-324, 1e308, 1 + 2.0 ** -30, 1 - 2.0 ** -40, 10.0])
@@ -249,6 +260,7 @@ def test_pow_special_values():
     assert np.array_equal(got, B ** E)
 
 
+@pytest.mark.requires('float64')
 def test_atan2_against_numpy():
     rng = np.random.default_rng(11)
     n = 100000
@@ -271,6 +283,7 @@ def _glsl_ext_insts(spirv, type_name):
             if 'OpExtInst' in line and line.split()[3] == type_name}
 
 
+@pytest.mark.requires('float64')
 def test_f64_kernel_has_no_glsl_transcendentals():
     n = 8
     x = ti.field(ti.f64, shape=n)
@@ -328,6 +341,7 @@ def test_f32_keeps_native_glsl():
     assert 'OpTypeFloat 64' not in spirv
 
 
+@pytest.mark.requires('float64')
 def test_lowering_in_control_flow_and_shared_results():
     n = 64
     x = ti.field(ti.f64, shape=n)
@@ -361,6 +375,7 @@ def test_lowering_in_control_flow_and_shared_results():
     assert acc[None] == pytest.approx(a, rel=1e-15)
 
 
+@pytest.mark.requires('float64')
 def test_f64_gradient_through_lowered_functions():
     x = ti.field(ti.f64, shape=(), needs_grad=True)
     y = ti.field(ti.f64, shape=(), needs_grad=True)
@@ -397,7 +412,7 @@ def _round_half_away(xs):
     return np.array(out, dtype=xs.dtype)
 
 
-@pytest.mark.parametrize('dtype', [ti.f64, ti.f32, ti.f16])
+@pytest.mark.parametrize('dtype', [F64, ti.f32, ti.f16])
 def test_round_half_away_from_zero_at_every_magnitude(dtype):
     """ti.round in a kernel rounds ties away from zero, as Taichi 1.7.4's CPU (llvm.round) and
     CUDA backends do (its Vulkan backend's GLSL Round is implementation-defined), at every

@@ -175,6 +175,7 @@ def _kernel_values(fn, xs):
 
 
 @pytest.mark.parametrize('name', ['sin', 'cos', 'tan'])
+@pytest.mark.requires('float64')
 def test_kernel_within_2ulp_full_range(name):
     tfn, npfn = getattr(ti, name), getattr(np, name)
     xs = _huge_grid(30000, 2)
@@ -183,6 +184,7 @@ def test_kernel_within_2ulp_full_range(name):
     assert err.max() <= 2.0, f'{name}: {err.max():.2f} ulp at x={xs[worst]!r}'
 
 
+@pytest.mark.requires('float64')
 def test_kernel_named_large_arguments():
     xs = np.array([1e10, 1e11, 1e15, 1e17, 1e22, 1e300, -1e17, -1e22, -1e300, MAXF, -MAXF])
     for name in ('sin', 'cos', 'tan'):
@@ -192,6 +194,7 @@ def test_kernel_named_large_arguments():
     assert abs(_kernel_values(ti.sin, np.array([1e17]))[0] - np.sin(1e17)) < 1e-16   # was -0.909
 
 
+@pytest.mark.requires('float64')
 def test_gradients_and_tangents_at_large_arguments():
     """d sin = cos, d cos = -sin, d tan = 1/cos^2, by Tape and by FwdMode, in f64."""
     ti.init(default_fp=ti.f64)

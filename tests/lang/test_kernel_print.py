@@ -12,6 +12,7 @@ def lines(capfd):
     return out.splitlines()
 
 
+@pytest.mark.requires('int64')
 def test_scalars_strings_and_types(capfd):
     @ti.kernel
     def k(x: ti.i32, y: ti.f32, d: ti.f64):
@@ -28,6 +29,7 @@ def test_scalars_strings_and_types(capfd):
                             'd = 0.100000000000 d*3 = 0.300000000000']
 
 
+@pytest.mark.requires('int64')
 def test_narrow_and_64_bit_integers(capfd):
     @ti.kernel
     def k(x: ti.i32, big: ti.i64, ub: ti.u64, u: ti.u32):
@@ -60,6 +62,7 @@ def test_vectors_and_matrices(capfd):
         '[1.5, -2.0, 3.2] [[5.000000e-01, 1.000000e+00], [1.500000e+00, -2.000000e+00]]']
 
 
+@pytest.mark.requires('int64')
 def test_sep_end_fstring_and_format(capfd):
     @ti.kernel
     def k(x: ti.i32, y: ti.f32, d: ti.f64, u: ti.u32):

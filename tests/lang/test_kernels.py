@@ -341,6 +341,7 @@ def test_local_keeps_first_type():
     assert y[None] == 1.5  # `b` stays a float
 
 
+@pytest.mark.requires('float64')
 def test_cast_constants_keep_their_type():
     d = ti.field(ti.f64, shape=4)
     n = ti.field(ti.i64, shape=2)
@@ -567,6 +568,7 @@ def test_serial_code_with_local_loop():
 
 
 # ---------------------------------------------------------------- arguments and returns
+@pytest.mark.requires('float64')
 def test_scalar_arguments():
     x = ti.field(ti.f32, shape=4)
     d = ti.field(ti.f64, shape=())
@@ -584,6 +586,7 @@ def test_scalar_arguments():
     np.testing.assert_allclose(x.to_numpy(), 2 * np.arange(4) - 1)
 
 
+@pytest.mark.requires('float64')
 def test_return_value():
     x = ti.field(ti.f32, shape=10)
     x.from_numpy(np.arange(10, dtype=np.float32))

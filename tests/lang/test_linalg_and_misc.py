@@ -1,10 +1,12 @@
 """ti.polar_decompose / ti.svd / ti.sym_eig (2x2 and 3x3), ti.randn, static_assert/static_print."""
 import numpy as np
 import pytest
+from device_requires import F64, requires
 
 import vkdiff as ti
 
 
+@pytest.mark.requires('float64')
 def test_polar_svd_eig_2x2():
     n = 64
     A = ti.Matrix.field(2, 2, ti.f64, shape=n)
@@ -51,7 +53,7 @@ def test_polar_svd_eig_2x2():
     np.testing.assert_allclose(sym @ q, q * e[:, None, :], atol=1e-9)
 
 
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+@pytest.mark.parametrize('dt', [ti.f32, F64])
 def test_polar_and_svd_2x2_with_negative_determinant_and_zero(dt):
     """Taichi 1.7.4's 2x2 polar decomposition: for det(A) < 0, U is a reflection and P stays
     positive semi-definite (U = B / sqrt|det B| with B = [[a-d, b+c], [c+b, d-a]], P = (A^T A +
@@ -84,6 +86,7 @@ def test_polar_and_svd_2x2_with_negative_determinant_and_zero(dt):
     assert U.to_numpy()[1].tolist() == [[1, 0], [0, 1]] and P.to_numpy()[1].tolist() == [[0, 0], [0, 0]]
 
 
+@pytest.mark.requires('float64')
 def test_polar_decompose_is_differentiable():
     A = ti.Matrix.field(2, 2, ti.f64, shape=(), needs_grad=True)
     loss = ti.field(ti.f64, shape=(), needs_grad=True)
@@ -248,7 +251,8 @@ def _run_3x3(dt, As):
     return [f.to_numpy().astype(np.float64) for f in (A, U, sig, V, R, S, ev, Q)]
 
 
-@pytest.mark.parametrize('dt, tol', [(ti.f64, 1e-12), (ti.f32, 3e-6)])
+@pytest.mark.parametrize('dt, tol', [pytest.param(ti.f64, 1e-12, marks=requires('float64')),
+                                     (ti.f32, 3e-6)])
 def test_svd_polar_sym_eig_3x3(dt, tol):
     rng = np.random.default_rng(7)
     As = _cases_3x3(rng, 256)
@@ -288,6 +292,7 @@ def test_svd_polar_sym_eig_3x3(dt, tol):
     close(np.linalg.det(Q)[:, None, None], 1, 'det Q', 1)
 
 
+@pytest.mark.requires('float64')
 def test_svd_3x3_exact_cases():
     As = np.array([np.eye(3), np.diag([1.0, 3.0, 2.0]), np.diag([2.0, -1.0, 1.0]),
                    np.zeros((3, 3))])
@@ -309,6 +314,7 @@ def _polar_ref(M):
     return u @ vt, vt.T @ np.diag(s) @ vt
 
 
+@pytest.mark.requires('float64')
 def test_polar_decompose_3x3_gradient():
     A = ti.Matrix.field(3, 3, ti.f64, shape=(), needs_grad=True)
     loss = ti.field(ti.f64, shape=(), needs_grad=True)

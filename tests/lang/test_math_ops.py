@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+from device_requires import F64, requires
 
 import vkdiff as ti
 
@@ -109,7 +110,7 @@ FB = np.array([1.5, -2.0, 0.4, 3.0, -0.25, 7.0, 2.0, -4.0], np.float32)
     ('max', lambda a, b: ti.max(a, b), np.maximum),
     ('atan2', lambda a, b: ti.atan2(a, b), np.arctan2),
 ])
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+@pytest.mark.parametrize('dt', [ti.f32, F64])
 def test_float_binary_ops(name, op, npop, dt):
     if dt is ti.f64 and name == 'atan2':
         pytest.importorskip('vkdiff.passes.f64math')  # f64 transcendentals are lowered by it
@@ -245,6 +246,7 @@ def test_min_max_pow_python_scope():
     assert ti.select(True, 1, 2) == 1 and ti.select(0, 1, 2) == 2
 
 
+@pytest.mark.requires('float64')
 def test_unary_math_f64_native():
     xs = np.linspace(-3.3, 3.3, 11)
     x = ti.field(ti.f64, shape=len(xs))
@@ -266,6 +268,7 @@ def test_unary_math_f64_native():
     np.testing.assert_allclose(y.to_numpy(), want, rtol=1e-15)
 
 
+@pytest.mark.requires('float64')
 def test_casts():
     f = ti.field(ti.f32, shape=6)
     i = ti.field(ti.i32, shape=6)
@@ -311,6 +314,7 @@ def test_int_float_mix_in_kernel():
     np.testing.assert_array_equal(n.to_numpy(), np.trunc(ar * 2.5).astype(np.int32))
 
 
+@pytest.mark.requires('int64')
 def test_integer_width_and_sign_casts():
     u = ti.field(ti.u32, shape=2)
     i = ti.field(ti.i32, shape=2)
@@ -338,7 +342,8 @@ def test_integer_width_and_sign_casts():
                                                      np.uint32(0xfffffff0).astype(np.int32)])
 
 
-@pytest.mark.parametrize('fdt,idt', [(ti.f32, ti.i32), (ti.f64, ti.i32), (ti.f64, ti.i64)])
+@pytest.mark.parametrize('fdt,idt', [(ti.f32, ti.i32), pytest.param(ti.f64, ti.i32, marks=requires('float64')),
+                                     pytest.param(ti.f64, ti.i64, marks=requires('float64', 'int64'))])
 def test_float_base_runtime_int_exponent(fdt, idt):
     """float ** run-time integer is repeated multiplication (Taichi): defined for a negative
     base, the reciprocal for a negative exponent; d/dx x**n = n x**(n-1)."""
@@ -379,7 +384,8 @@ def test_floor_and_ceil_take_taichis_dtype_argument():
     assert ti.math.ceil(ti.Vector([1.2, -2.5]), int).to_list() == [2, -2]
 
 
-@pytest.mark.parametrize('dt,npd', [(ti.f32, np.float32), (ti.f64, np.float64)])
+@pytest.mark.parametrize('dt,npd', [(ti.f32, np.float32),
+                                    pytest.param(ti.f64, np.float64, marks=requires('float64'))])
 def test_float_pow_edge_cases_follow_c_pow(dt, npd):
     """x ** y with a run-time float exponent follows C's pow (Taichi 1.7.4 CPU printed numpy's
     values for all of these): a negative base with an integral exponent, a zero base with a

@@ -146,6 +146,7 @@ def test_restoring_the_same_value_is_never_seen_as_another():
     assert flag.to_numpy().tolist() == [1] * c
 
 
+@pytest.mark.requires('float64')
 def test_narrow_kernel_arguments_compute_in_their_own_type():
     """An 8/16-bit scalar, vector or argpack-member argument is a value of that type in the
     kernel: arithmetic on it wraps / rounds as on a field element (Taichi 1.7.4 CPU printed
@@ -185,6 +186,7 @@ def test_narrow_kernel_arguments_compute_in_their_own_type():
     assert p(pack(x=0, y=0.1)) == 255.125  # u8 + f16 is f16 (Taichi: 255.125)
 
 
+@pytest.mark.requires('float64')
 def test_python_literals_take_the_default_types_as_in_taichi():
     """A Python number next to a kernel value is a default_ip / default_fp constant promoted
     with it (Taichi 1.7.4's rule): u8 - 1 is the i32 -1, i8 * 2 is 200, f16 * 1.1 is f32,

@@ -47,6 +47,7 @@ def _kernel(F, I):
 
 
 @pytest.mark.parametrize('fp', ['f32', 'f64'])
+@pytest.mark.requires('float64')
 def test_pow_types_literals_like_taichi(fp):
     ti.init(default_fp=getattr(ti, fp))
     F = ti.field(ti.f64, shape=len(F_EXPECTED))
@@ -62,6 +63,7 @@ def test_pow_types_literals_like_taichi(fp):
     assert I.to_numpy().tolist() == [v for _, v in I_EXPECTED]
 
 
+@pytest.mark.requires('float64')
 def test_python_float_into_f64_is_a_default_fp_constant():
     """Under default_fp=f32 a Python float in a kernel is an f32 constant even where it goes
     straight into an f64 (Taichi 1.7.4 CPU printed these, /tmp/litfix/f64l.py); ti.f64(1.1) is

@@ -156,6 +156,7 @@ def test_struct_type_values_and_funcs():
         Particle(velocity=1.0)
 
 
+@pytest.mark.requires('float64')
 def test_root_dense_place_nested_and_2d():
     Inner = ti.types.struct(a=ti.f32, b=ti.types.vector(3, ti.i32))
     s = ti.Struct.field({'inner': Inner, 'w': ti.f64})

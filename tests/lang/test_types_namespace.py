@@ -45,6 +45,7 @@ def test_public_namespace_shares_the_dtype_objects():
         ti.types.resolve(v3)
 
 
+@pytest.mark.requires('float64')
 def test_dtype_call_casts_in_python_scope_and_in_kernels():
     assert ti.i32(3.9) == 3 and ti.u8(300) == 44
     assert ti.f32(0.1) == float(np.float32(0.1)) and ti.f32(0.1) != 0.1

@@ -28,6 +28,7 @@ def test_func_return_casts_to_declared_type():
     assert foo(-2.7) == -2.0 + -2.0
 
 
+@pytest.mark.requires('int64')
 def test_random_i64_uses_all_64_bits():
     n = 1 << 14
     hi = ti.field(ti.i64, shape=n)

@@ -1,6 +1,7 @@
 """Kernel arguments beyond the 128 bytes of push constants (Taichi passes a 1024-entry vector
 argument): the rest go through a buffer written at each launch (codegen.memory.PushLayout)."""
 import numpy as np
+import pytest
 
 import vkdiff as ti
 from vkdiff.codegen.memory import PushLayout
@@ -18,6 +19,7 @@ def test_push_layout_spills_in_argument_order():
     assert PushLayout([ti.f32] * 4).spill is None
 
 
+@pytest.mark.requires('float64')
 def test_vector_argument_of_1024_entries_and_later_arguments():
     vec = ti.types.vector(1024, ti.i32)
     arr = ti.ndarray(ti.f32, 5)

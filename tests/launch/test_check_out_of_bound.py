@@ -16,6 +16,7 @@ import gc
 
 import numpy as np
 import pytest
+from device_requires import I64
 
 import vkdiff as ti
 
@@ -139,7 +140,7 @@ def test_without_either_flag_no_checks():
 
 # ---------------------------------------------------------------- pow(int, int)
 @pytest.mark.parametrize('flag', ['debug', 'check_out_of_bound'])
-@pytest.mark.parametrize('dt', [ti.i32, ti.i64])
+@pytest.mark.parametrize('dt', [ti.i32, I64])
 def test_negative_integer_exponent_is_reported(flag, dt):
     ti.init(**{flag: True})
     z = ti.field(dt, shape=())

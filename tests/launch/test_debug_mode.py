@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from device_requires import I64
 
 import vkdiff as ti
 
@@ -274,6 +275,7 @@ def test_assert_without_message_shows_the_condition():
         k(20)
 
 
+@pytest.mark.requires('float64')
 def test_assert_formatted_message():
     ti.init(debug=True)
     x = ti.field(ti.i32, shape=16)
@@ -315,7 +317,7 @@ def test_assert_is_ignored_without_debug():
 
 
 # ---------------------------------------------------------------- integer division by zero
-@pytest.mark.parametrize('dt', [ti.i32, ti.i64, ti.u32])
+@pytest.mark.parametrize('dt', [ti.i32, I64, ti.u32])
 def test_division_by_zero_is_reported(dt):
     ti.init(debug=True)
     q = ti.field(dt, shape=4)
@@ -540,6 +542,7 @@ def test_assert_in_a_differentiated_kernel():
             energy()
 
 
+@pytest.mark.requires('float64')
 def test_struct_fields_f64_atomics_funcs_and_serial_code():
     """Checks inside the other shapes of kernel code: struct members, f64 atomics (a
     compare-exchange loop on lavapipe), an assert in a ti.func, a serial top-level store with a

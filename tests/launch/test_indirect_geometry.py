@@ -140,6 +140,7 @@ def test_reduction_over_a_run_time_bound(geometry, monkeypatch):
         assert seen['indirect'] == 7
 
 
+@pytest.mark.requires('float64')
 def test_adjoint_of_a_run_time_bound_vs_finite_differences(geometry, monkeypatch):
     """loss = sum over i < num of sin(x_i) * x_i * w, num set by a kernel on the Tape: the
     adjoint kernels' loops have the same run-time bound (launched indirectly too)."""

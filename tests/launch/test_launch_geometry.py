@@ -102,6 +102,7 @@ def test_short_reduction_is_one_workgroup_and_one_dispatch(monkeypatch):
     np.testing.assert_array_equal(x.grad.to_numpy(), 2 * np.arange(32, dtype=np.float32))
 
 
+@pytest.mark.requires('float64')
 def test_adjoint_of_small_kernels_on_a_tape(geometry):
     """The adjoints of small per-time-step kernels accumulate into shared gradients."""
     prog = TimeSteps(11, 6)
@@ -113,6 +114,7 @@ def test_adjoint_of_small_kernels_on_a_tape(geometry):
 
 
 @pytest.mark.parametrize('written_by', ['host', 'kernel'])
+@pytest.mark.requires('int64')
 def test_run_time_bound_from_a_field(geometry, written_by):
     """`n = num[None]; for i in range(n)`: bounds 0, 1, 3 and large, set from Python (the host
     knows them at launch) or by a kernel (it does not)."""
@@ -183,6 +185,7 @@ def test_run_time_bound_unknown_on_the_host_is_a_small_grid_on_a_cpu_driver(monk
 
 
 @pytest.mark.parametrize('subgroups', [True, False])
+@pytest.mark.requires('float64')
 def test_known_short_loops_run_in_a_fitted_workgroup(subgroups):
     """A loop whose trip count is known at compile time and below 128 runs in one workgroup of
     the power of two that fits it (compiler.fitted_local_size; lavapipe runs idle invocations

@@ -2,6 +2,7 @@
 against numpy.linalg.solve on small dense systems."""
 import numpy as np
 import pytest
+from device_requires import F64
 
 import vkdiff as ti
 from vkdiff.linalg import LinearOperator, MatrixFreeBICGSTAB, MatrixFreeCG
@@ -21,7 +22,7 @@ def _operator(lo, d, up):
     return LinearOperator(matvec)
 
 
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+@pytest.mark.parametrize('dt', [ti.f32, F64])
 @pytest.mark.parametrize('solver,coefs', [(MatrixFreeCG, (-1.0, 4.0, -1.0)),
                                           (MatrixFreeBICGSTAB, (-1.0, 4.0, -2.0))])
 def test_matrix_free_solvers_match_a_dense_solve(dt, solver, coefs):
@@ -37,6 +38,7 @@ def test_matrix_free_solvers_match_a_dense_solve(dt, solver, coefs):
     np.testing.assert_allclose(x.to_numpy(), want, rtol=0, atol=1e-5 if dt == ti.f32 else 1e-10)
 
 
+@pytest.mark.requires('float64')
 def test_matrix_free_cg_2d_and_reports_failure_to_converge():
     n = 6
     b = ti.field(ti.f64, shape=(n, n))

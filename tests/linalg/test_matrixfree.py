@@ -2,6 +2,7 @@
 Krylov solvers): the solution checked against numpy's dense solve of the same system."""
 import numpy as np
 import pytest
+from device_requires import F64
 
 import vkdiff as ti
 from vkdiff.linalg import LinearOperator, MatrixFreeBICGSTAB, MatrixFreeCG
@@ -34,7 +35,7 @@ def _operator(sym):
 
 
 @pytest.mark.parametrize('solver,sym', [(MatrixFreeCG, True), (MatrixFreeBICGSTAB, False)])
-@pytest.mark.parametrize('dt', [ti.f32, ti.f64])
+@pytest.mark.parametrize('dt', [ti.f32, F64])
 def test_matrix_free_solvers_match_a_dense_solve(solver, sym, dt):
     b = ti.field(dt, shape=N)
     x = ti.field(dt, shape=N)

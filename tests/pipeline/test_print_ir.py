@@ -7,6 +7,7 @@ import pytest
 import vkdiff as ti
 
 
+@pytest.mark.requires('float64')
 def test_print_ir_on_the_device(capsys):
     ti.init(print_ir='lower,adjoint')
     x = ti.field(ti.f64, 8, needs_grad=True)

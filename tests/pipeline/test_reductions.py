@@ -54,6 +54,7 @@ def test_histogram_and_sums(geometry):
 
 @pytest.mark.parametrize('subgroups', [True, False])
 @pytest.mark.parametrize('n', [1, 32, 1000])
+@pytest.mark.requires('float64')
 def test_many_contended_sums_in_one_loop(geometry, subgroups, n):
     """Dozens of contended targets in one loop (an adjoint's input gradients: the robot's nn1
     adds into every x.grad[t, j]): their workgroup sums are made in batches sharing barriers,

@@ -44,6 +44,7 @@ def test_serial_idiom_accumulates_in_order_in_f32():
     assert t.to_numpy().tolist() == [want, want, -want]
 
 
+@pytest.mark.requires('float64')
 def test_kernel_scope_local_in_serial_idiom_accumulates_in_f32():
     x = ti.field(ti.f64, shape=1000)
 
