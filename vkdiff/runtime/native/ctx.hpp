@@ -1,6 +1,7 @@
 // vkdiff.runtime._vkrt: Ctx (everything one Device owns: instance, VkDevice, queue,
 // kp::Manager) and Features (the optional features queried, then enabled).
 #pragma once
+#include "awake.hpp"
 #include "commands.hpp"
 
 namespace vkrt {
@@ -18,6 +19,10 @@ struct Ctx {
     VkDeviceSize max_alloc = 0;
     bool has_budget = false;  // VK_EXT_memory_budget enabled
     bool mapped = false;  // Buffers are one mapped device-local buffer (unified memory)
+    // Where the device runs on the host's own cores (deviceType CPU): threads that keep them
+    // awake for 10 ms after each submission and wait (awake.hpp); VKDIFF_KEEP_AWAKE_MS
+    // overrides (0: off). Elsewhere off.
+    KeepAwake awake;
     std::mutex queue_mutex;  // vkQueueSubmit needs external synchronisation
     std::shared_mutex building;  // held shared while pipelines are made without the GIL; close() waits
     bool closed = false;
@@ -203,6 +208,7 @@ struct Ctx {
         std::unique_lock<std::shared_mutex> wait_builds(building);
         std::lock_guard<std::mutex> lock(queue_mutex);
         vkDeviceWaitIdle(*device);
+        awake.shutdown();
         for (auto& w : seqs) if (auto s = w.lock()) s->destroy();
         for (auto& w : algos) if (auto a = w.lock()) a->destroy();
         for (auto& w : texel_algos) if (auto a = w.lock()) a->destroy();
