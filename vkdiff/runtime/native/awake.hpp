@@ -3,6 +3,8 @@
 #pragma once
 #include "common.hpp"
 
+#include <system_error>
+
 #ifdef __linux__
 #include <pthread.h>
 #include <sched.h>
@@ -43,7 +45,12 @@ struct KeepAwake {
         if (threads.empty()) {
             owner = long(getpid());
             unsigned n = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
-            for (unsigned i = 0; i < n; i++) threads.emplace_back([this] { run(); });
+            try {
+                for (unsigned i = 0; i < n; i++) threads.emplace_back([this] { run(); });
+            } catch (const std::system_error&) {  // no threads to spare: go without
+                window = std::chrono::nanoseconds(0);
+                if (threads.empty()) return;
+            }
         }
         if (t > until) {
             bool idle = until < t - window;  // the threads may be asleep
