@@ -187,6 +187,7 @@ struct PyBatch {
         bound = nullptr;
         pending = 0;
         s->record(ctx->host_barrier);
+        ctx->awake.extend();
         busy = true;
         try {
             py::gil_scoped_release nogil;
@@ -211,6 +212,7 @@ struct PyBatch {
     {
         ctx->check_open();
         if (busy) fail("this Batch is being submitted by another thread");
+        if (!inflight.empty()) ctx->awake.extend();
         busy = true;
         try {
             py::gil_scoped_release nogil;

@@ -129,6 +129,11 @@ PYBIND11_MODULE(_vkrt, m)
           std::lock_guard<std::mutex> lock(d.ctx->alloc->m);
           return d.ctx->alloc->live;
       }, "vkAllocateMemory objects the Buffers hold now (blocks and dedicated allocations).")
+      .def_property_readonly("keep_awake_ms", [](const PyDevice& d) {
+          return std::chrono::duration<double, std::milli>(d.ctx->awake.window).count();
+      }, "How long after each submission and wait threads at SCHED_IDLE keep the host's cores "
+         "awake, in ms: 10 on a device of type CPU (its work runs on those cores), else 0 (off); "
+         "VKDIFF_KEEP_AWAKE_MS overrides.")
       .def("buffer", &PyDevice::buffer, py::arg("nbytes"))
       .def("algorithm", &PyDevice::algorithm, py::arg("buffers"), py::arg("spirv"),
            py::arg("push_constant_bytes"), py::arg("texels") = std::vector<std::pair<long long, int>>{},

@@ -38,6 +38,7 @@
 #include <kompute/Manager.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <atomic>
 #include <cstdlib>

@@ -1,6 +1,7 @@
 // vkdiff.runtime._vkrt: Ctx (everything one Device owns: instance, VkDevice, queue,
 // kp::Manager) and Features (the optional features queried, then enabled).
 #pragma once
+#include "awake.hpp"
 #include "commands.hpp"
 
 namespace vkrt {
@@ -305,6 +306,10 @@ struct Ctx {
     VkDeviceSize align = 256;  // of every sub-allocation (texel aliases bind there too)
     std::shared_ptr<Allocator> alloc = std::make_shared<Allocator>();
     std::shared_ptr<kp::Tensor> proto;  // PooledTensor's prototype (no resources)
+    // Opt-in (VKDIFF_KEEP_AWAKE_MS, only a device of type CPU): threads at SCHED_IDLE that keep
+    // the host's cores awake for that long after each submission and wait (awake.hpp). Off by
+    // default: its gain on lavapipe is unmeasured on a quiet machine (issue 29's note).
+    KeepAwake awake;
     std::mutex queue_mutex;  // vkQueueSubmit needs external synchronisation
     std::shared_mutex building;  // held shared while pipelines are made without the GIL; close() waits
     bool closed = false;
@@ -460,6 +465,7 @@ struct Ctx {
         std::unique_lock<std::shared_mutex> wait_builds(building);
         std::lock_guard<std::mutex> lock(queue_mutex);
         vkDeviceWaitIdle(*device);
+        awake.shutdown();
         for (auto& w : seqs) if (auto s = w.lock()) s->destroy();
         for (auto& w : algos) if (auto a = w.lock()) a->destroy();
         for (auto& w : texel_algos) if (auto a = w.lock()) a->destroy();

@@ -87,6 +87,16 @@ struct PyDevice {
         vendor_id = props.vendorID;
         subgroup_size = sub.subgroupSize;
         ctx->limits = props.limits;
+        double awake_ms = 0.0;  // opt-in: its gain is unmeasured on a quiet machine (ctx.hpp)
+        if (const char* env = std::getenv("VKDIFF_KEEP_AWAKE_MS"); env && *env) {
+            char* end = nullptr;
+            awake_ms = std::strtod(env, &end);
+            if (*end || !(awake_ms >= 0 && awake_ms <= 1e6))
+                fail(std::string("VKDIFF_KEEP_AWAKE_MS='") + env + "' is not a time in ms in [0, 1e6]");
+        }
+        if (props.deviceType != vk::PhysicalDeviceType::eCpu)
+            awake_ms = 0.0;  // a GPU's work does not run on the host's cores
+        ctx->awake.window = std::chrono::nanoseconds(int64_t(awake_ms * 1e6));
         ctx->max_alloc = m3.maxMemoryAllocationSize;
 
         std::vector<const char*> exts;
