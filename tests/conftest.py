@@ -1,9 +1,14 @@
 """Shared fixtures: every device test starts from a fresh `ti.init()` (fields, kernels and the
 runtime are reset), so tests never see each other's state. tests/compiler/ overrides
 `fresh_vkdiff` with a device-free set-up (its conftest.py): that tier runs without Vulkan."""
+import os
+
 import pytest
 
-import vkdiff as ti
+# the IR verifier (passes/verify.py) checks every kernel's tasks after every compiler pass
+os.environ.setdefault('VKDIFF_VERIFY_IR', '1')
+
+import vkdiff as ti  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
