@@ -59,6 +59,9 @@ from . import linalg  # ti.linalg: matrix-free solvers, SparseMatrixBuilder (ass
 from . import graph  # ti.graph: GraphBuilder, Graph.run (kernels launched in order)
 from . import profiler  # ti.profiler: kernel launch times (host-measured)
 from . import tools  # ti.tools: imwrite/imread/imresize/imshow, PLYWriter, VideoManager
+from . import precision as _precision  # ti.init() warns where the device's f32 math is loose
+from .lang import state as _state
+_state.after_init.append(_precision.check_at_init)
 
 __version__ = '0.1.0'
 

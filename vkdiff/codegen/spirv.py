@@ -14,10 +14,18 @@ from .module import LOCAL_SIZE, Module
 
 
 
+FLOAT_ARITHMETIC = frozenset(('OpFAdd', 'OpFSub', 'OpFMul', 'OpFDiv', 'OpFNegate', 'OpFRem',
+                              'OpFMod', 'OpVectorTimesScalar', 'OpDot'))
+
+
 class TaskCodegen(GlobalMemory):
     def __init__(self, task, fields, push, features, float_atomic_fallback=(),
-                 local_size=LOCAL_SIZE, cpu_driver=False, texel_limit=0, max_texel_views=0):
+                 local_size=LOCAL_SIZE, cpu_driver=False, texel_limit=0, max_texel_views=0,
+                 no_contraction=False):
         self.task = task
+        # ti.init(fast_math=False): NoContraction on every float operation, so that neither
+        # spirv-opt nor the driver fuses a*b + c or reassociates (passes/f32ops.py relies on it)
+        self.no_contraction = no_contraction
         # invocations per workgroup (compiler.fitted_local_size); a serial task runs on one
         # invocation: a one-wide workgroup costs a CPU driver less
         self.local_size = 1 if task.kind == 'serial' else local_size
@@ -49,6 +57,8 @@ class TaskCodegen(GlobalMemory):
     def op(self, text_fn, result_type, *operands, hint='v'):
         r = self.m.new(hint)
         self.lines.append(f'{r} = {text_fn} {result_type} ' + ' '.join(operands))
+        if self.no_contraction and text_fn in FLOAT_ARITHMETIC:
+            self.m.decorations.append(f'OpDecorate {r} NoContraction')
         return r
 
     def emit(self, line):

@@ -23,7 +23,10 @@ class _Config(_DefaultTypes):
     """Taichi's CompileConfig, as far as vkdiff has its settings (read at each access)."""
     arch = 'vulkan'
     advanced_optimization = True
-    fast_math = True
+
+    @property
+    def fast_math(self):
+        return state.config.get('fast_math', True)
 
     @property
     def debug(self):

@@ -24,6 +24,7 @@ fwd = None   # the active FwdMode, if any
 # register them (ndarray.py: forget storages of the closed device; profiler.py: forget records)
 reset_hooks = []
 init_hooks = []
+after_init = []  # run at the end of ti.init(), the device open (precision.py's one warning)
 
 
 lock = threading.RLock()
@@ -84,6 +85,8 @@ def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0
     _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
                **kwargs)
     runtime()
+    for fn in after_init:
+        fn()
 
 
 @synchronized
@@ -121,13 +124,17 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
                   disable_features=tuple(disable_features),
                   ad_stack_size=stack, print_ir=printed,
                   kernel_profiler=bool(kwargs.get('kernel_profiler')),
+                  fast_math=bool(kwargs.get('fast_math', True)),
                   device_memory_GB=kwargs.get('device_memory_GB'))
     for hook in init_hooks:  # (profiler: records belong to the program init() replaces)
         hook()
-    if device is not None:
-        config['device'] = int(device)
-    elif 'VKDIFF_DEVICE' in os.environ:
-        config['device'] = int(os.environ['VKDIFF_DEVICE'])
+    if device is not None:  # an index or a deviceUUID (runtime/devices.py resolves it)
+        if isinstance(device, bool) or not isinstance(device, (int, str)):
+            raise VkdiffValueError(f'ti.init(device=...) takes a device index or a device UUID '
+                                   f'string, got {device!r}')
+        config['device'] = device
+    else:  # (not the device of an earlier init: its VKDIFF_DEVICE may be gone)
+        config['device'] = os.environ.get('VKDIFF_DEVICE') or 0
 
 
 @synchronized
