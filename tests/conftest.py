@@ -18,6 +18,8 @@ from device_requires import missing_features
 # driver once per machine and print in every test process; tests/drivers/test_precision.py
 # turns it back on where it is the subject
 os.environ.setdefault('VKDIFF_PRECISION_WARNING', '0')
+# the IR verifier (passes/verify.py) checks every kernel's tasks after every compiler pass
+os.environ.setdefault('VKDIFF_VERIFY_IR', '1')
 
 import vkdiff as ti  # noqa: E402
 

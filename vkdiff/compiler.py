@@ -1,31 +1,23 @@
-"""Compiler stage: the one pipeline from a kernel's IR to SPIR-V, as a named list of passes.
+"""Compiler stage: the one pipeline from a kernel's IR to SPIR-V, as a named list of passes
+(PIPELINE below; this text is made from it):
 
-    split_tasks -> (adjoint | tangent) -> debug_checks -> lower -> reductions -> loop_limit
-    -> codegen
+    {pipeline}
 
 Each pass is a function from IR to IR (a list of `passes.tasks.Task`) with a `CompileOptions`
 passed in: nothing here reads global state (ti.init's config, the device). The API layer
 (launch/compiled.py) builds the options from ti.init's config and the runtime, runs the passes
-through these functions, then binds and launches what `backend` returns.
+through these functions, then binds and launches what `backend` returns. The backend passes
+(BACKEND_PASSES, run by `run_ir_passes`) each return a new task list.
 
-  split_tasks  the kernel body -> tasks, one compute dispatch each (passes/tasks.py)
-  adjoint      tasks -> their reverse-mode adjoint tasks (autodiff/reverse.py)
-  tangent      tasks -> their forward-mode tangent tasks (autodiff/forward.py)
-  debug_checks ti.init(debug=True) only: bounds, zero divisors, asserts (passes/debug_checks.py);
-               ti.init(check_out_of_bound=True): the bounds only
-  lower        prints into device-log appends (passes/device_log.py), f64 math, wide types,
-               checks against the device's features (passes/lower.py)
-  reductions   accumulations into workgroup sums and partials (passes/reduction.py); then
-               global loads of values the invocation already has are reused, atomics
-               whose old value it has become stores (passes/forward_globals.py)
-  loop_limit   unrolling and loop guards on a driver with a loop limiter (passes/loop_limit.py)
-  codegen      SPIR-V assembly (codegen/spirv.py), then spirv-as/spirv-opt (codegen/tools.py)
+{passes}
 
 The IR can be printed after any pass: `VKDIFF_PRINT_IR=lower,adjoint` (or `all`) or
 `ti.init(print_ir=...)` print it to stderr while compiling; `kernel.ir(*args, after='lower')`
-returns it as text.
+returns it as text. With VKDIFF_VERIFY_IR set (the test suite sets it), the IR verifier
+(passes/verify.py) checks the tasks after every pass.
 """
 import dataclasses
+import os
 import sys
 from typing import Callable, Optional
 
@@ -44,10 +36,7 @@ from .passes.lower import lower_task
 from .passes.forward_globals import forward_globals
 from .passes.reduction import optimize_reductions
 from .passes.tasks import split_tasks as _split_tasks
-
-PASSES = ('split_tasks', 'adjoint', 'tangent', 'debug_checks', 'lower', 'reductions', 'loop_limit',
-          'codegen')
-BACKEND = ('debug_checks', 'lower', 'reductions', 'loop_limit', 'codegen')  # per task
+from .passes.verify import verify_tasks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,6 +141,7 @@ def split_tasks(body, name, options):
     """Pass split_tasks: a kernel body -> its tasks."""
     tasks = _split_tasks(body, name)
     _show(options, 'split_tasks', name, tasks)
+    _verify(tasks, 'split_tasks')
     return tasks
 
 
@@ -177,6 +167,7 @@ def adjoint(tasks, name, options):
     _refuse_block_memory(tasks)
     adj, flags = adjoint_tasks(tasks, name, options.ad_stack_size)
     _show(options, 'adjoint', name + '.grad', adj)
+    _verify(adj, 'adjoint')
     return adj, flags
 
 
@@ -187,6 +178,7 @@ def tangent(tasks, name, options):
     _refuse_block_memory(tasks)
     tan = tangent_tasks(tasks)
     _show(options, 'tangent', name + '.jvp', tan)
+    _verify(tan, 'tangent')
     return tan
 
 
@@ -228,6 +220,78 @@ def loop_limit(task, options):
 def _new_status():
     """Without a launcher's status Buffer (device-free compiles): a temporary of the task's own."""
     return ir.Buffer('loop_limit_status', T.i32, (), role='temp')
+
+
+# ---------------------------------------------------------------- the pipeline, written once
+# The backend passes, in order, each (tasks, kernel name, options) -> a new task list. The first
+# works on copies: the tasks it is given stay as they are (autodiff reads them again).
+def _debug_checks_pass(tasks, name, options):
+    """ti.init(debug=True) only: bounds, zero divisors, asserts (passes/debug_checks.py);
+    ti.init(check_out_of_bound=True): the bounds only."""
+    return [debug_checks(t.clone(), name or t.name, options) for t in tasks]
+
+
+def _lower_pass(tasks, name, options):
+    """prints into device-log appends (passes/device_log.py), f64 math, wide types, checks
+    against the device's features (passes/lower.py)."""
+    return [lower(t, options) for t in tasks]
+
+
+def _reductions_pass(tasks, name, options):
+    """accumulations into workgroup sums and partials (passes/reduction.py)."""
+    return [u for t in tasks for u in reductions(t, options)]
+
+
+def _forward_globals_pass(tasks, name, options):
+    """global loads of values the invocation already has are reused, atomics whose old value
+    it has become stores (passes/forward_globals.py)."""
+    for t in tasks:
+        forward_globals(t)
+    return list(tasks)
+
+
+def _loop_limit_pass(tasks, name, options):
+    """unrolling and loop guards on a driver with a loop limiter (passes/loop_limit.py); each
+    task's `per_thread`: the grid-stride iterations per invocation its launch uses."""
+    for t in tasks:
+        t.per_thread = loop_limit(t, options)
+    return list(tasks)
+
+
+def _codegen_doc():
+    """SPIR-V assembly (codegen/spirv.py), then spirv-as/spirv-opt (codegen/tools.py)."""
+
+
+BACKEND_PASSES = (('debug_checks', _debug_checks_pass), ('lower', _lower_pass),
+                  ('reductions', _reductions_pass), ('forward_globals', _forward_globals_pass),
+                  ('loop_limit', _loop_limit_pass))
+# every pass, in order: split_tasks, then the adjoint or the tangent where one is asked for, then
+# the backend passes and codegen (`backend`)
+PIPELINE = (('split_tasks', split_tasks), ('adjoint', adjoint), ('tangent', tangent)) + \
+    BACKEND_PASSES + (('codegen', _codegen_doc),)
+PASSES = tuple(n for n, _ in PIPELINE)
+BACKEND = tuple(n for n, _ in BACKEND_PASSES) + ('codegen',)
+
+
+def _describe(pipeline):
+    """The pipeline as the module docstring shows it: the order, then each pass's summary."""
+    order = ' -> '.join('(adjoint | tangent)' if n == 'adjoint' else n
+                        for n, _ in pipeline if n != 'tangent')
+    rows = []
+    for n, fn in pipeline:
+        text = ' '.join((fn.__doc__ or '').split())
+        text = text.split('Pass ' + n + ': ', 1)[-1]
+        rows.append(f'  {n:<16}{text}')
+    return order, '\n'.join(rows)
+
+
+__doc__ = __doc__.replace('{pipeline}', _describe(PIPELINE)[0]).replace(
+    '{passes}', _describe(PIPELINE)[1])
+
+
+def _verify(tasks, after):
+    if os.environ.get('VKDIFF_VERIFY_IR'):
+        verify_tasks(tasks, after)
 
 
 # ---------------------------------------------------------------- backend
@@ -319,38 +383,26 @@ def fitted_local_size(total, known):
     return fit
 
 
-def run_ir_passes(tasks, options, until=None, name=None):
-    """The backend's IR passes (debug_checks, lower, reductions, loop_limit) on copies of
-    `tasks` (of the kernel `name`): a list of (task, grid-stride iterations per invocation),
-    stopping after the pass `until`."""
-    out = []
-    for t in tasks:
-        t = debug_checks(t.clone(), name or t.name, options)
-        if until == 'debug_checks':
-            out.append((t, 1))
-            continue
-        t = lower(t, options)
-        if until == 'lower':
-            out.append((t, 1))
-            continue
-        for u in reductions(t, options):
-            if until == 'reductions':
-                out.append((u, 1))
-                continue
-            forward_globals(u)
-            out.append((u, loop_limit(u, options)))
-    return out
+def run_ir_passes(tasks, options, until=None, name=None, show=None):
+    """The backend's IR passes (BACKEND_PASSES, in order) on copies of `tasks` (of the kernel
+    `name`): a list of (task, grid-stride iterations per invocation), stopping after the pass
+    `until`. show(pass name, tasks): called after each pass (printing its IR)."""
+    for pname, run in BACKEND_PASSES:
+        tasks = run(tasks, name, options)
+        if show is not None:
+            show(pname, tasks)
+        _verify(tasks, pname)
+        if pname == until:
+            break
+    return [(t, getattr(t, 'per_thread', 1)) for t in tasks]
 
 
 def backend(name, tasks, push, options):
-    """Passes debug_checks, lower, reductions, loop_limit and codegen on copies of `tasks` (kept
-    unchanged for autodiff): the TaskCodes, SPIR-V binaries included, in launch order."""
-    for p in ('debug_checks', 'lower', 'reductions'):
-        if p in options.print_ir:  # printed from copies: the passes run again, quietly
-            _show(options, p, name, text=format_tasks(
-                [t for t, _ in run_ir_passes(tasks, options, until=p, name=name)]))
-    done = run_ir_passes(tasks, options, name=name)
-    _show(options, 'loop_limit', name, [t for t, _ in done])
+    """The backend passes and codegen on copies of `tasks` (kept unchanged for autodiff): the
+    TaskCodes, SPIR-V binaries included, in launch order. Each pass's IR is printed as it is
+    made (options.print_ir): the passes run once."""
+    done = run_ir_passes(tasks, options, name=name,
+                         show=lambda p, ts: _show(options, p, name, ts))
     codes = [TaskCode(t, per, push, options) for t, per in done]
     for c, binary in zip(codes, _compile_all([c.asm for c in codes])):
         c.binary = binary
@@ -374,9 +426,9 @@ def geometry(code, push, options):
 
 
 def ir_after(tasks, options, after, codes=(), name=None):
-    """The text of `tasks` (a kernel's or its adjoint's) after the pass `after`: the passes
-    lower and reductions run again on copies; loop_limit and codegen show `codes` (the
-    TaskCodes `backend` made of them: the final IR, the generated assembly)."""
+    """The text of `tasks` (a kernel's or its adjoint's) after the pass `after`: the backend
+    passes up to it run again on copies; loop_limit and codegen show `codes` (the TaskCodes
+    `backend` made of them: the final IR, the generated assembly)."""
     check_pass(after)
     if after == 'codegen':
         return codegen_text(codes)

@@ -168,7 +168,7 @@ def test_unknown_pass_names_are_errors(monkeypatch):
         ti.init(print_ir='lowr')  # (fails before it would open a device)
     state.init_offline(compiler.lavapipe_like())
     k, args = _kernels()['saxpy']
-    with pytest.raises(ValueError, match="unknown pass 'lowering'.*reductions, loop_limit"):
+    with pytest.raises(ValueError, match="unknown pass 'lowering'.*reductions, forward_globals, loop_limit"):
         k.ir(*args, after='lowering')
     monkeypatch.setenv('VKDIFF_PRINT_IR', 'codgen')
     k, args = _kernels()['saxpy']
@@ -310,3 +310,44 @@ def test_printing_a_64_bit_value_needs_int64():
     with pytest.raises(ti.CompileError,
                        match=r'printing a f64 value needs 64-bit integers \(shaderInt64\)'):
         p64.instance((1.0,))
+
+
+def test_the_pass_list_is_written_once():
+    """PIPELINE is the one list: PASSES, BACKEND and the module docstring come from it, and
+    forward_globals is a pass of its own (printable, and `kernel.ir(after='forward_globals')`)."""
+    assert compiler.PASSES == tuple(n for n, _ in compiler.PIPELINE)
+    assert compiler.PASSES == ('split_tasks', 'adjoint', 'tangent', 'debug_checks', 'lower',
+                               'reductions', 'forward_globals', 'loop_limit', 'codegen')
+    assert tuple(n for n, _ in compiler.BACKEND_PASSES) == compiler.BACKEND[:-1]
+    doc = ' '.join(compiler.__doc__.split())
+    assert ('split_tasks -> (adjoint | tangent) -> debug_checks -> lower -> reductions -> '
+            'forward_globals -> loop_limit -> codegen') in doc
+    for n, _ in compiler.PIPELINE:
+        assert f' {n} ' in doc
+
+
+def test_printing_after_each_pass_runs_each_pass_once(monkeypatch, capsys):
+    """print_ir='all' prints every pass's IR as the pipeline makes it: the backend passes run
+    once per compile (they used to run again, from copies, for each printed pass)."""
+    calls = []
+    passes = []
+    for name, run in compiler.BACKEND_PASSES:
+        def counted(tasks, kname, options, run=run, name=name):
+            calls.append(name)
+            return run(tasks, kname, options)
+        passes.append((name, counted))
+    monkeypatch.setattr(compiler, 'BACKEND_PASSES', tuple(passes))
+    state.init_offline(compiler.lavapipe_like(), print_ir='all')
+    k, args = _kernels()['reduce_loss']
+    k.instance(args)
+    err = capsys.readouterr().err
+    assert calls == [n for n, _ in compiler.BACKEND_PASSES]
+    for p in compiler.BACKEND:
+        assert f'# ---- reduce_loss: IR after {p}' in err
+
+
+def test_forward_globals_output_is_printable(capsys):
+    state.init_offline(compiler.lavapipe_like())
+    k, args = _kernels()['reduce_loss']
+    text = k.ir(*args, after='forward_globals')
+    assert text == k.ir(*args, after='forward_globals') and 'parfor' in text

@@ -4,10 +4,19 @@ from global memory only through the `load(buf, flat_index)` callback the launche
 answers None where the host copy is not current). Used for launch geometry (lang) and for the
 Tape's access check across launches (autodiff.access_rules)."""
 
-HOST_OPS = {'add': lambda a, b: a + b, 'sub': lambda a, b: a - b, 'mul': lambda a, b: a * b,
-            'floordiv': lambda a, b: a // b if b else None,
-            'mod': lambda a, b: a % b if b else None, 'max': max, 'min': min,
-            'cast': lambda a: int(a)}
+from ..optable import OPS
+
+
+def _nonzero_divisor(fold):
+    return lambda a, b: fold(a, b) if b else None
+
+
+# integer ops on Python ints: the op table's Python-number evaluation (`fold`); a zero divisor
+# is unknown (None), not an exception; a cast is the integer itself
+HOST_OPS = {'add': OPS['add'].fold, 'sub': OPS['sub'].fold, 'mul': OPS['mul'].fold,
+            'floordiv': _nonzero_divisor(OPS['floordiv'].fold),
+            'mod': _nonzero_divisor(OPS['mod'].fold), 'max': OPS['max'].fold,
+            'min': OPS['min'].fold, 'cast': lambda a: int(a)}
 
 
 def host_eval(s, args, load=None):

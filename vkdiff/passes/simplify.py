@@ -3,6 +3,7 @@ value, not memory), folds constants, and removes dead code."""
 import numpy as np
 
 from .. import ir
+from ..optable import OPS
 
 REMOVABLE = ir.PURE | {'gload', 'load', 'alloca'}
 
@@ -75,9 +76,9 @@ def forward_single_stores(block):
     replace_uses(block, mapping)
 
 
-_FOLD = {'add': np.add, 'sub': np.subtract, 'mul': np.multiply, 'min': np.minimum, 'max': np.maximum,
-         'lt': np.less, 'le': np.less_equal, 'gt': np.greater, 'ge': np.greater_equal,
-         'eq': np.equal, 'ne': np.not_equal}
+# binary ops folded on constants of the operands' numpy type: the op table's host functions
+_FOLD = {name: OPS[name].host for name in ('add', 'sub', 'mul', 'min', 'max', 'lt', 'le', 'gt',
+                                           'ge', 'eq', 'ne')}
 
 
 def fold_constants(block):
