@@ -2,9 +2,9 @@
 An element (list at `cell`, position j) lives at pool index (id - 1) * B + o, where chunk class
 c and offset o follow from j and id is the list's table word for c. A load gives 0 where the
 chunk is missing (or j is outside the list's extent); a store or atomic first allocates the
-chunk (a compare-exchange claims the table word, an atomic add takes slots from the pool's
-top) and is dropped
-when the pool is full (the allocation flags it; the sync after the launch raises)."""
+chunk, without waiting on any other invocation (`_allocate`: take a chunk, then publish it
+with a compare-exchange; the loser of a race uses the winner's and parks its own), and is
+dropped when the pool is full (the allocation flags it; the sync after the launch raises)."""
 import contextlib
 
 from .. import ir
@@ -53,49 +53,102 @@ def slot(pool, cell, j, allocate):
     return ops.select(valid, at, _ival(0)), valid
 
 
+def _raw_atomic(elem, fn, value, **attrs):
+    """An integer atomic on a bookkeeping word (elem: FieldElem): 'cas' (attrs expect=),
+    'xchg', 'add'...; the old word."""
+    return Value(emit('atomic', T.i32, elem.indices + [_ival(value).stmt],
+                      attrs={'buf': elem.field.buffer, 'comp': 0, 'fn': fn, **attrs}))
+
+
 def _allocate(pool, tbl, c):
-    """The table word's chunk id, allocating the chunk when it has none: the invocation that
-    claims the word (0 -> -1, a compare-exchange) takes the slots and installs them; one that
-    finds it claimed waits for the id (Taichi's lock around Dynamic_allocate). 0 when the pool
-    is full (then its failure word is set)."""
+    """The table word's chunk id, allocating the chunk when it has none. No invocation waits
+    on another (lang/dynpool.py): it takes a chunk of its own (`_take`), then publishes it with
+    one compare-exchange 0 -> id. The winner uses its chunk; a loser uses the id the winner
+    published (the compare-exchange returns it) and parks its own, still zero, in the spare
+    bag for the next allocation. 0 when the pool is full and no one published a chunk (then
+    the pool's failure word is set)."""
     from .lvalues import LocalVar
     v = LocalVar(T.i32)
     v.store(tbl.load())
     with _if(ops.binary('le', v.load(), 0)):
-        prev = Value(emit('atomic', T.i32, tbl.indices + [_ival(-1).stmt],
-                          attrs={'buf': pool.table.buffer, 'comp': 0, 'fn': 'cas', 'expect': 0}))
+        mine = _take(pool, c, _hash(tbl.indices))
 
-        def wait():
-            v.store(prev)
-            body = ir.Block()
-            emit('while', None, blocks=[body])
-            with current().open(body):
-                with _if(ops.binary('ne', v.load(), -1)):
-                    emit('break')
-                v.store(tbl.atomic('bor', 0))
-        with _if(ops.binary('eq', prev, 0), wait):
-            new = _take(pool, c)
-            tbl.atomic('max', new)
-            v.store(new)
+        def full():  # no slots: a chunk someone else published, else the write is dropped
+            v.store(_raw_atomic(tbl, 'bor', 0))
+            with _if(ops.binary('le', v.load(), 0)):
+                _word(pool.top, [1]).store(1)
+        with _if(ops.binary('gt', mine, 0), full):
+            prev = _raw_atomic(tbl, 'cas', mine, expect=0)
+            won = ops.binary('eq', prev, 0)
+            v.store(ops.select(won, mine, prev))
+            with _if(ops.unary('not', won)):
+                _give_back(pool, c, mine)
     return v.load()
 
 
-def _take(pool, c):
-    """2^c slots from the pool's top: the first one's id (1-based), or 0 when the pool is full
-    (and its failure word set)."""
+def _hash(stmts):
+    """A spread of index statements over the spare bag's columns."""
+    h = _ival(0)
+    for k, s in enumerate(stmts):
+        h = ops.binary('add', ops.binary('mul', h, 31), Value(s) if isinstance(s, ir.Stmt) else s)
+    return h
+
+
+def _bag_scan(pool, c, start, visit):
+    """for k in range(SPARE): visit(word [c, 1 + (start + k) % SPARE], done) while not done;
+    a bounded loop (each step one atomic), never a wait. Returns the `done` local."""
     from .lvalues import LocalVar
-    size = ops.binary('shl', _ival(1), c)
-    room = ops.binary('sub', _ival(pool.capacity), size)
-    top = _word(pool.top, [0])
-    start = LocalVar(T.i32)
-    start.store(-1)
-    with _if(ops.binary('le', top.load(), room)):
-        start.store(top.atomic('add', size))
-    s = start.load()
-    ok = ops.binary('land', ops.binary('ge', s, 0), ops.binary('le', s, room))
-    with _if(ops.unary('not', ok)):
-        _word(pool.top, [1]).store(1)
-    return ops.select(ok, ops.binary('add', s, 1), _ival(0))
+    done = LocalVar(T.i32)
+    done.store(0)
+    body = ir.Block()
+    loop = emit('for', T.i32, [_ival(0), _ival(D.SPARE)], attrs={'step': 1}, blocks=[body])
+    with current().open(body):
+        with _if(ops.binary('eq', done.load(), 0)):
+            col = ops.binary('add', ops.binary('band', ops.binary('add', start, Value(loop)),
+                                               D.SPARE - 1), 1)
+            visit(_word(pool.spare, [c, col]), done)
+    return done
+
+
+def _take(pool, c, h):
+    """A chunk of 2^c slots: a parked one from the spare bag when its count says there may be
+    one, else fresh slots from the pool's top (an atomic add). Its id (1-based), or 0 when
+    the pool is full."""
+    from .lvalues import LocalVar
+    got = LocalVar(T.i32)
+    got.store(0)
+    count = _word(pool.spare, [c, 0])
+    with _if(ops.binary('gt', count.load(), 0)):
+        def pop(word, done):
+            x = _raw_atomic(word, 'xchg', 0)
+            with _if(ops.binary('gt', x, 0)):
+                got.store(x)
+                done.store(1)
+                _raw_atomic(count, 'add', -1)
+        _bag_scan(pool, c, h, pop)
+    with _if(ops.binary('eq', got.load(), 0)):
+        size = ops.binary('shl', _ival(1), c)
+        room = ops.binary('sub', _ival(pool.capacity), size)
+        top = _word(pool.top, [0])
+        with _if(ops.binary('le', top.load(), room)):
+            s = _raw_atomic(top, 'add', size)
+            ok = ops.binary('land', ops.binary('ge', s, 0), ops.binary('le', s, room))
+            got.store(ops.select(ok, ops.binary('add', s, 1), _ival(0)))
+    return got.load()
+
+
+def _give_back(pool, c, ident):
+    """Park chunk `ident` of class c (never written: still zero) in a free column of the
+    spare bag; when every column is taken its slots are counted as lost (top[2])."""
+    count = _word(pool.spare, [c, 0])
+
+    def park(word, done):
+        with _if(ops.binary('eq', _raw_atomic(word, 'cas', ident, expect=0), 0)):
+            done.store(1)
+            _raw_atomic(count, 'add', 1)
+    done = _bag_scan(pool, c, ident, park)
+    with _if(ops.binary('eq', done.load(), 0)):
+        _raw_atomic(_word(pool.top, [2]), 'add', ops.binary('shl', _ival(1), c))
 
 
 def address(field, indices, allocate):
