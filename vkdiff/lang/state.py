@@ -49,7 +49,8 @@ def runtime():
             raise RuntimeError_('this program was set up without a device (init_offline): '
                                 'kernels compile, but nothing runs on a device')
         from ..runtime.program import Runtime
-        _runtime = Runtime(config['device'], config['disable_features'])
+        _runtime = Runtime(config['device'], config['disable_features'],
+                           config['watchdog'] if 'watchdog' in config else _watchdog({}))
     return _runtime
 
 
@@ -102,6 +103,25 @@ def _ad_stack_size(kwargs):
     return n
 
 
+DEFAULT_WATCHDOG = 60.0  # seconds a sync may wait for the device (runtime/program.py)
+
+
+def _watchdog(kwargs):
+    """ti.init(watchdog=seconds), else VKDIFF_WATCHDOG, else DEFAULT_WATCHDOG; 0: no limit."""
+    v = kwargs.get('watchdog')
+    if v is None:
+        v = os.environ.get('VKDIFF_WATCHDOG', '').strip() or DEFAULT_WATCHDOG
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        v = -1.0
+    if not v >= 0:
+        from ..errors import VkdiffValueError
+        raise VkdiffValueError(f'the watchdog is a number of seconds >= 0 (0: no limit), got '
+                               f'{kwargs.get("watchdog", os.environ.get("VKDIFF_WATCHDOG"))!r}')
+    return v
+
+
 def _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
                **kwargs):
     from ..compiler import parse_print_ir
@@ -115,7 +135,8 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
                   disable_features=tuple(disable_features),
                   ad_stack_size=stack, print_ir=printed,
                   kernel_profiler=bool(kwargs.get('kernel_profiler')),
-                  device_memory_GB=kwargs.get('device_memory_GB'))
+                  device_memory_GB=kwargs.get('device_memory_GB'),
+                  watchdog=_watchdog(kwargs))
     from .. import profiler  # records belong to the program that init() replaces
     profiler.clear_kernel_profiler_info()
     if device is not None:

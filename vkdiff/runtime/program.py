@@ -20,7 +20,7 @@ import weakref
 
 import numpy as np
 
-from ..errors import OutOfMemoryError, RuntimeError_
+from ..errors import OutOfMemoryError, RuntimeError_, WatchdogTimeout
 from . import validation
 
 def _load_native():
@@ -108,7 +108,7 @@ def _prewarm_helps(rt):
 
 
 class Runtime:
-    def __init__(self, device_index=0, disable_features=()):
+    def __init__(self, device_index=0, disable_features=(), watchdog=0.0):
         native = _load_native()
         validation.maybe_enable()
         index = int(os.environ.get('VKDIFF_DEVICE', device_index))
@@ -122,6 +122,10 @@ class Runtime:
         self.subgroup_size = self.device.subgroup_size
         self.name = self.device.name
         self.batch = self.device.batch()
+        self.watchdog = float(watchdog)  # seconds a wait for the device may take (0: no limit)
+        if hasattr(type(self.device), 'watchdog'):  # (a native module not rebuilt yet: none)
+            self.device.watchdog = self.watchdog
+        self.in_flight = {}  # names of the kernels launched since the last finished sync
         self.written = set()  # buffers written since the last barrier
         self.read = set()     # buffers read since the last barrier
         self.staged = set()   # storages whose staging memory pending commands use
@@ -243,10 +247,39 @@ class Runtime:
         if self.prewarming and items:
             self.device.prewarm(items)
 
+    def note_launch(self, name):
+        """A kernel is being launched: named by WatchdogTimeout until the next sync ends."""
+        if len(self.in_flight) < 64:
+            self.in_flight[name] = True
+
+    def _submit(self, wait):
+        """batch.submit, a native watchdog timeout raised as vkdiff's WatchdogTimeout."""
+        try:
+            self.batch.submit(wait)
+        except TimeoutError as e:
+            raise self._timeout(e) from None
+
+    def _timeout(self, e):
+        names = list(self.in_flight)
+        what = (f'kernel{"s" if len(names) > 1 else ""} ' + ', '.join(names)) if names \
+            else 'work'
+        return WatchdogTimeout(
+            f'{what} submitted to {self.name} since the last sync did not finish within the '
+            f'watchdog\'s limit of {self.watchdog:g} s (ti.init(watchdog=seconds) or '
+            'VKDIFF_WATCHDOG; 0 = no limit) [' + str(e) + ']. It is still running: the next '
+            'sync waits for it again, and once it has finished everything continues. A kernel '
+            'that never ends (an endless loop, or invocations waiting on each other) cannot be '
+            'stopped, and on a CPU driver (lavapipe, SwiftShader) a fresh device from ti.init() '
+            'only runs after it: then restart the process.', names)
+
+    @property
+    def hung(self):
+        return bool(getattr(self.device, 'hung', False))
+
     def kick(self):
         """Submit what is recorded without waiting for it (nothing when nothing is pending)."""
         if self.can_kick and self.batch.pending:
-            self.batch.submit(False)  # queued; the hazard sets still hold what it does
+            self._submit(False)  # queued; the hazard sets still hold what it does
             self.recording_since = None
 
     def flush(self):
@@ -258,7 +291,8 @@ class Runtime:
         for st, _ in checks:
             self.download(st)
         if busy:
-            self.batch.submit()  # and wait for it and everything submitted before
+            self._submit(True)  # and wait for it and everything submitted before
+        self.in_flight.clear()
         self.recording_since = None
         self.written.clear()
         self.read.clear()
@@ -279,6 +313,7 @@ class Runtime:
         # nobody is left to report errors to; what is only printed (kernel prints) still prints
         self.status_checks = [c for c in self.status_checks if getattr(c[1], 'at_close', False)]
         try:
-            self.flush()
+            if not self.hung:  # (after a watchdog timeout: no second wait, the device is left)
+                self.flush()
         finally:
             self.device.close()

@@ -91,4 +91,10 @@ std::vector<std::string> list_devices()
 }
 
 
+void keep_forever(std::shared_ptr<void> p)
+{
+    static auto* kept = new std::vector<std::shared_ptr<void>>();  // (leaked on purpose)
+    kept->push_back(std::move(p));
+}
+
 }  // namespace vkrt
