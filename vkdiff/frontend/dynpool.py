@@ -61,93 +61,82 @@ def _raw_atomic(elem, fn, value, **attrs):
 
 
 def _allocate(pool, tbl, c):
-    """The table word's chunk id, allocating the chunk when it has none. No invocation waits
-    on another (lang/dynpool.py): it takes a chunk of its own (`_take`), then publishes it with
-    one compare-exchange 0 -> id. The winner uses its chunk; a loser uses the id the winner
-    published (the compare-exchange returns it) and parks its own, still zero, in the spare
-    bag for the next allocation. 0 when the pool is full and no one published a chunk (then
-    the pool's failure word is set)."""
+    """The table word's chunk id, allocating the chunk when it has none; 0 when the pool is
+    full and no one published a chunk (then the pool's failure word is set). No invocation
+    waits on another (lang/dynpool.py). With the election on (D.elects), the lanes of a
+    subgroup that need the same missing chunk first elect one of them to claim it and share
+    its id (a subgroup min picks the word, elect the lane, a subgroup max hands the id over):
+    one chunk taken where each lane would take one. Only an economy: a lane that gets no id
+    from it (lanes not reconverged, a full pool) claims the chunk itself. Short, without
+    loops: on a CPU driver this code runs masked at every pooled write, chunk or not."""
     from .lvalues import LocalVar
     v = LocalVar(T.i32)
     v.store(tbl.load())
     with _if(ops.binary('le', v.load(), 0)):
-        mine = _take(pool, c, _hash(tbl.indices))
-
-        def full():  # no slots: a chunk someone else published, else the write is dropped
-            v.store(_raw_atomic(tbl, 'bor', 0))
+        if D.elects():
+            key = _flat(pool.table, tbl.indices)
+            lead = Value(emit('sg_reduce', T.i32, [key.stmt], attrs={'fn': 'min'}))
+            with _if(ops.binary('eq', key, lead)):
+                r = LocalVar(T.i32)
+                r.store(0)
+                with _if(Value(emit('sg_elect', T.u1))):
+                    r.store(_claim(pool, tbl, c))
+                v.store(Value(emit('sg_reduce', T.i32, [r.load().stmt], attrs={'fn': 'max'})))
             with _if(ops.binary('le', v.load(), 0)):
-                _word(pool.top, [1]).store(1)
-        with _if(ops.binary('gt', mine, 0), full):
-            prev = _raw_atomic(tbl, 'cas', mine, expect=0)
-            won = ops.binary('eq', prev, 0)
-            v.store(ops.select(won, mine, prev))
-            with _if(ops.unary('not', won)):
-                _give_back(pool, c, mine)
+                v.store(_claim(pool, tbl, c))
+        else:
+            v.store(_claim(pool, tbl, c))
     return v.load()
 
 
-def _hash(stmts):
-    """A spread of index statements over the spare bag's columns."""
-    h = _ival(0)
-    for k, s in enumerate(stmts):
-        h = ops.binary('add', ops.binary('mul', h, 31), Value(s) if isinstance(s, ir.Stmt) else s)
-    return h
+def _flat(field, idx):
+    """The flat index of field[idx] (index statements), row-major."""
+    flat = _ival(0)
+    for s, n in zip(idx, field.shape):
+        flat = ops.binary('add', ops.binary('mul', flat, n),
+                          Value(s) if isinstance(s, ir.Stmt) else s)
+    return flat
 
 
-def _bag_scan(pool, c, start, visit):
-    """for k in range(SPARE): visit(word [c, 1 + (start + k) % SPARE], done) while not done;
-    a bounded loop (each step one atomic), never a wait. Returns the `done` local."""
+def _claim(pool, tbl, c):
+    """Take a chunk of our own (`_take`), then publish it with one compare-exchange 0 -> id.
+    The winner uses its chunk; a loser uses the id the winner published (the compare-exchange
+    returns it) and gives its own, still zero, back (`_give_back`). Straight-line code: a
+    handful of atomics, two branches."""
     from .lvalues import LocalVar
-    done = LocalVar(T.i32)
-    done.store(0)
-    body = ir.Block()
-    loop = emit('for', T.i32, [_ival(0), _ival(D.SPARE)], attrs={'step': 1}, blocks=[body])
-    with current().open(body):
-        with _if(ops.binary('eq', done.load(), 0)):
-            col = ops.binary('add', ops.binary('band', ops.binary('add', start, Value(loop)),
-                                               D.SPARE - 1), 1)
-            visit(_word(pool.spare, [c, col]), done)
-    return done
+    v = LocalVar(T.i32)
+    mine = _take(pool, c)
+    prev = _raw_atomic(tbl, 'cas', mine, expect=0)  # (mine = 0, a full pool: changes nothing)
+    won = ops.binary('eq', prev, 0)
+    v.store(ops.select(won, mine, prev))
+    with _if(ops.binary('land', ops.unary('not', won), ops.binary('gt', mine, 0))):
+        _give_back(pool, c, mine)
+    with _if(ops.binary('le', v.load(), 0)):  # no chunk: the write is dropped, the sync raises
+        _word(pool.top, [1]).store(1)
+    return v.load()
 
 
-def _take(pool, c, h):
-    """A chunk of 2^c slots: a parked one from the spare bag when its count says there may be
-    one, else fresh slots from the pool's top (an atomic add). Its id (1-based), or 0 when
-    the pool is full."""
+def _take(pool, c):
+    """A chunk of 2^c slots: the one parked in class c's spare word (an exchange with 0), else
+    fresh slots from the pool's top (an atomic add). Its id (1-based), or 0 when the pool is
+    full."""
     from .lvalues import LocalVar
     got = LocalVar(T.i32)
-    got.store(0)
-    count = _word(pool.spare, [c, 0])
-    with _if(ops.binary('gt', count.load(), 0)):
-        def pop(word, done):
-            x = _raw_atomic(word, 'xchg', 0)
-            with _if(ops.binary('gt', x, 0)):
-                got.store(x)
-                done.store(1)
-                _raw_atomic(count, 'add', -1)
-        _bag_scan(pool, c, h, pop)
-    with _if(ops.binary('eq', got.load(), 0)):
-        size = ops.binary('shl', _ival(1), c)
-        room = ops.binary('sub', _ival(pool.capacity), size)
-        top = _word(pool.top, [0])
-        with _if(ops.binary('le', top.load(), room)):
-            s = _raw_atomic(top, 'add', size)
-            ok = ops.binary('land', ops.binary('ge', s, 0), ops.binary('le', s, room))
-            got.store(ops.select(ok, ops.binary('add', s, 1), _ival(0)))
+    got.store(ops.binary('max', _raw_atomic(_word(pool.spare, [c]), 'xchg', 0), 0))
+    size = ops.binary('shl', _ival(1), c)
+    room = ops.binary('sub', _ival(pool.capacity), size)
+    top = _word(pool.top, [0])
+    with _if(ops.binary('land', ops.binary('eq', got.load(), 0),
+                        ops.binary('le', top.load(), room))):
+        s = _raw_atomic(top, 'add', size)
+        got.store(ops.select(ops.binary('le', s, room), ops.binary('add', s, 1), _ival(0)))
     return got.load()
 
 
 def _give_back(pool, c, ident):
-    """Park chunk `ident` of class c (never written: still zero) in a free column of the
-    spare bag; when every column is taken its slots are counted as lost (top[2])."""
-    count = _word(pool.spare, [c, 0])
-
-    def park(word, done):
-        with _if(ops.binary('eq', _raw_atomic(word, 'cas', ident, expect=0), 0)):
-            done.store(1)
-            _raw_atomic(count, 'add', 1)
-    done = _bag_scan(pool, c, ident, park)
-    with _if(ops.binary('eq', done.load(), 0)):
+    """Park chunk `ident` of class c (never written: still zero) in the class's spare word
+    (a compare-exchange 0 -> id); when it is taken, count the slots as lost (top[2])."""
+    with _if(ops.binary('ne', _raw_atomic(_word(pool.spare, [c]), 'cas', ident, expect=0), 0)):
         _raw_atomic(_word(pool.top, [2]), 'add', ops.binary('shl', _ival(1), c))
 
 

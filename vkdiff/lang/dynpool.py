@@ -18,23 +18,29 @@ NVIDIA before Volta run a subgroup's lanes in lockstep), so an invocation spinni
 another one publishes something may never see it: a hang, or a lost device on a GPU. Every
 step is therefore a bounded sequence of atomics (a compare-exchange retry loop in which some
 lane always succeeds is fine too), and a race is settled by whoever publishes first:
-- the first write into a chunk that has none takes a chunk of its own: a parked one from the
-  spare bag of its class, else 2^c fresh slots from `top` (an atomic add);
+- the first write into a chunk that has none takes a chunk of its own: the one parked in its
+  class's spare word, else 2^c fresh slots from `top` (an atomic add);
 - then publishes it: a compare-exchange of the table word 0 -> id. The winner uses its chunk;
   a loser uses the id the compare-exchange returned (the winner's, already published) and
-  gives its own chunk, never written so still zero, back to the bag;
-- the spare bag (`spare`: i32 [K, 1 + SPARE]): per chunk class c, a count (a hint: column 0)
-  and SPARE columns holding parked chunk ids (0 = empty). Parking is a compare-exchange
-  0 -> id into a free column, taking is an exchange with 0: each column has one owner at a
-  time, so there is no ABA and no lock. Both scan at most SPARE columns. A chunk given back
-  while every column is taken is counted in top[2] (`slots_lost`), unused until
-  deactivate_all. SPARE = 64 holds the losers of one race among the 64 lanes of the widest
-  subgroup; lanes of a subgroup racing for one chunk take it once each (an election among
-  them, with a subgroup ballot, would avoid that: not done).
+  gives its own chunk, never written so still zero, back;
+- the spare words (`spare`: i32 [K], 0 = empty): a loser parks its chunk in its class's word
+  (a compare-exchange 0 -> id), and a taker first empties it (an exchange with 0). When the
+  word is taken the chunk's slots are counted in top[2] (`slots_lost`) and unused until
+  deactivate_all: a race among L lanes costs at most L - 2 chunks (a lockstep subgroup's
+  lanes all find the table word 0 at once: 4 on SwiftShader, 8 on lavapipe). Straight-line
+  code, a handful of atomics: on a CPU driver it runs masked at every pooled write (a first
+  version scanning a 64-word bag per class in a loop made an oit_renderer-like kernel 4x
+  slower to compile and 6x slower to run on lavapipe);
+- before that, where subgroups are wide (`elects`: 16 lanes or more, GPUs), the lanes of a
+  subgroup needing the same missing chunk elect one to claim it and share its id through
+  subgroup arithmetic (min picks the word, elect the lane, max hands the id over), so a
+  subgroup takes one chunk, not one per lane. Only an economy: a lane left without an id
+  (lanes not reconverged, a full pool) claims for itself.
 `top` (i32 [3]): slots given out, the failure flag, slots lost. Host-side allocation (Python
 scope) is sequential and takes fresh slots. Sparse pointer/bitmasked blocks (issue 24) can
-take and give back blocks through the same two steps: `_take` (bag, else top) and
-`_give_back` (bag, else lost), with a block class per size.
+take and give back blocks through the same two steps: `_take` (spare word, else top) and
+`_give_back` (spare word, else lost), with a block class per size; a free list for blocks
+deactivated one by one belongs between launches (a separate task), never behind a wait.
 Reading an element past the list's length or in a missing chunk gives 0.
 A deactivated list keeps its chunks (its elements are zeroed) for its next appends;
 `snode.deactivate_all()` returns every chunk to the pool. When the pool is full the write is
@@ -47,7 +53,7 @@ take more than DENSE_LIMIT bytes; VKDIFF_DYNAMIC_POOL=1 uses it for every such n
 run both layouts), =0 never. Capacity: as many slots as fit every member's pool in one storage
 buffer (maxStorageBufferRange: 128 MiB on lavapipe) and all of them in the budget
 (ti.init(device_memory_GB=...), default 1 GiB), and never more than the dense extent plus
-SPARE lists' worth (room for the chunks races park)."""
+64 lists' worth (room for the chunks races cost)."""
 import os
 
 import numpy as np
@@ -60,13 +66,33 @@ from .sparse import layout_of
 DENSE_LIMIT = 64 << 20  # bytes of dense storage above which a dynamic node uses the pool
 DEFAULT_BUDGET = 1 << 30  # bytes for one node's pools, without ti.init(device_memory_GB=)
 MAX_FIRST_CHUNK = 4
-SPARE = 64  # columns of the spare bag per chunk class (a power of 2: the widest subgroup)
 
 
 def _mode():
     v = os.environ.get('VKDIFF_DYNAMIC_POOL', '').strip().lower()
     return 'always' if v in ('1', 'always', 'true') else 'never' if v in ('0', 'never', 'false') \
         else 'auto'
+
+
+ELECT_MIN_SUBGROUP = 16  # subgroup width from which the lanes elect one claimer
+
+
+def elects():
+    """Do pooled writes elect one lane per subgroup to claim a missing chunk? Where the
+    subgroup is wide (GPUs: 32, 64 lanes, each racing lane would take a chunk) and the device
+    has subgroup arithmetic; not on the CPU drivers' 4 and 8 lanes, where the code runs masked
+    even when no lane needs it. VKDIFF_DYNAMIC_POOL_ELECT=1 / 0 forces it on / off."""
+    force = os.environ.get('VKDIFF_DYNAMIC_POOL_ELECT', '').strip()
+    if force == '0':
+        return False
+    if state.offline is not None:
+        feats, width = state.offline.features, getattr(state.offline, 'subgroup_size', 0)
+    else:
+        rt = state.runtime()
+        feats, width = rt.features, rt.subgroup_size
+    if not feats.get('subgroup_arithmetic'):
+        return False
+    return force == '1' or (width or 0) >= ELECT_MIN_SUBGROUP
 
 
 def wants_pool(node, fields):
@@ -117,11 +143,11 @@ class Pool:
         given = state.config.get('device_memory_GB')
         budget = int(float(given) * (1 << 30)) if given else DEFAULT_BUDGET
         self.capacity = max(1, min(limit // max(slot_bytes), budget // max(1, sum(slot_bytes)),
-                                   (lists + SPARE) * ((1 << self.K) - 1)))
+                                   (lists + 64) * ((1 << self.K) - 1)))
         tag = f'_dynamic_pool{id(node) % 100000}'
         self.table = self._bookkeeping(Field(T.i32, cont + (self.K,), (), name=f'{tag}_table'))
         self.top = self._bookkeeping(Field(T.i32, (3,), (), name=f'{tag}_top'))
-        self.spare = self._bookkeeping(Field(T.i32, (self.K, 1 + SPARE), (), name=f'{tag}_spare'))
+        self.spare = self._bookkeeping(Field(T.i32, (self.K,), (), name=f'{tag}_spare'))
         self.pools = self._make_pools(user_budget=bool(given))
         self.bytes = sum(p.storage.nbytes for p in self.pools.values()) + \
             self.table.storage.nbytes
@@ -213,12 +239,13 @@ class Pool:
         return int(sum(int((tab[..., c] > 0).sum()) << c for c in range(self.K)))
 
     def slots_parked(self):
-        """Slots of the chunks in the spare bag (given back by the loser of a race)."""
-        bag = self.spare.storage.for_host_read()[:, 1:]
-        return int(sum(int((bag[c] > 0).sum()) << c for c in range(self.K)))
+        """Slots of the chunks parked in the spare words (given back by the loser of a race)."""
+        spare = self.spare.storage.for_host_read()
+        return int(sum(int(spare[c] > 0) << c for c in range(self.K)))
 
     def slots_lost(self):
-        """Slots of chunks given back while the bag was full: unused until deactivate_all."""
+        """Slots of chunks given back while the spare word was taken: unused until
+        deactivate_all (a race among L lanes costs at most L - 2 such chunks)."""
         return int(self.top.storage.for_host_read()[2])
 
     def clear(self):
