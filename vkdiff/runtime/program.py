@@ -12,7 +12,11 @@ writes touch it directly: a read waits for the recorded and running commands onl
 write the field, a write when they use it at all (a write must not reach a command recorded before
 it). Elsewhere a field is a device buffer plus a staging copy, moved by upload/download commands.
 Besides dispatches the batch records fills and copies (vkCmdFillBuffer / vkCmdCopyBuffer: field
-fills and gradient clearing need no shader); their hazards are tracked as a dispatch's."""
+fills and gradient clearing need no shader); their hazards are tracked as a dispatch's.
+
+The watchdog: a wait for the device longer than `watchdog` seconds raises WatchdogTimeout naming
+the kernels launched since the last finished sync; the work stays submitted (the native module
+waits on a fence of its own, README: Watchdog)."""
 import atexit
 import os
 import time
