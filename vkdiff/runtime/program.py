@@ -44,6 +44,10 @@ def _load_native():
 # launch; a negative value: never, only at sync points).
 KICK_SECONDS = float(os.environ.get('VKDIFF_KICK_MS', 1.0)) / 1000
 
+# Seconds a wait may take, whatever the watchdog's limit, while a kernel's first launch is in
+# flight (its shaders may compile then: Runtime._submit).
+FIRST_LAUNCH_GRACE = 300.0
+
 
 class Storage:
     """A field's buffer and its host view: the buffer's own memory (`mapped`: unified memory) or
@@ -130,6 +134,7 @@ class Runtime:
         if hasattr(type(self.device), 'watchdog'):  # (a native module not rebuilt yet: none)
             self.device.watchdog = self.watchdog
         self.in_flight = {}  # names of the kernels launched since the last finished sync
+        self.first_in_flight = False  # and was one of them a kernel's first launch?
         self.written = set()  # buffers written since the last barrier
         self.read = set()     # buffers read since the last barrier
         self.staged = set()   # storages whose staging memory pending commands use
@@ -251,16 +256,31 @@ class Runtime:
         if self.prewarming and items:
             self.device.prewarm(items)
 
-    def note_launch(self, name):
-        """A kernel is being launched: named by WatchdogTimeout until the next sync ends."""
+    def note_launch(self, name, first=False):
+        """A kernel is being launched (`first`: its first launch): named by WatchdogTimeout
+        until the next sync ends."""
         if len(self.in_flight) < 64:
             self.in_flight[name] = True
+        self.first_in_flight = self.first_in_flight or bool(first)
 
     def _submit(self, wait):
-        """batch.submit, a native watchdog timeout raised as vkdiff's WatchdogTimeout."""
+        """batch.submit, a native watchdog timeout raised as vkdiff's WatchdogTimeout. While a
+        kernel's first launch is in flight the wait goes on up to FIRST_LAUNCH_GRACE: it may
+        include compiling its shaders (lavapipe compiles at the first dispatch, on the device's
+        queue; measured 13 s for one kernel, over 60 s under load)."""
+        t0 = time.perf_counter()
         try:
             self.batch.submit(wait)
         except TimeoutError as e:
+            while self.first_in_flight and time.perf_counter() - t0 < FIRST_LAUNCH_GRACE:
+                try:
+                    if wait:
+                        self.batch.wait()  # (submitted: wait on)
+                    else:
+                        self.batch.submit(False)  # (timed out making room: not submitted yet)
+                    return
+                except TimeoutError as again:
+                    e = again
             raise self._timeout(e) from None
 
     def _timeout(self, e):
@@ -297,6 +317,7 @@ class Runtime:
         if busy:
             self._submit(True)  # and wait for it and everything submitted before
         self.in_flight.clear()
+        self.first_in_flight = False
         self.recording_since = None
         self.written.clear()
         self.read.clear()

@@ -184,14 +184,24 @@ struct PyBatch {
             if (wait) this->wait();
             return;
         }
+        busy = true;
+        try {  // room first: a Timeout here leaves what is recorded recorded
+            py::gil_scoped_release nogil;
+            while (!wait && inflight.size() >= kMaxInflight) await_oldest();
+        } catch (const Timeout&) {
+            busy = false;
+            throw;
+        } catch (...) {
+            busy = false;
+            abandon();
+            throw;
+        }
         std::shared_ptr<kp::Sequence> s = std::move(seq);
         bound = nullptr;
         pending = 0;
         s->record(ctx->host_barrier);
-        busy = true;
         try {
             py::gil_scoped_release nogil;
-            while (!wait && inflight.size() >= kMaxInflight) await_oldest();
             VkFence f = VK_NULL_HANDLE;
             try {
                 f = ctx->start(*s);
