@@ -5,7 +5,7 @@
 
 Each pass is a function from IR to IR (a list of `passes.tasks.Task`) with a `CompileOptions`
 passed in: nothing here reads global state (ti.init's config, the device). The API layer
-(lang/compiled.py) builds the options from ti.init's config and the runtime, runs the passes
+(launch/compiled.py) builds the options from ti.init's config and the runtime, runs the passes
 through these functions, then binds and launches what `backend` returns.
 
   split_tasks  the kernel body -> tasks, one compute dispatch each (passes/tasks.py)
@@ -54,9 +54,11 @@ BACKEND = ('debug_checks', 'lower', 'reductions', 'loop_limit', 'codegen')  # pe
 class CompileOptions:
     """Everything the passes and codegen need to know about the target and the user's settings.
 
-    features / limits: the device's (runtime.program.Runtime names them); device_name picks
-    driver workarounds (the loop limiter of llvmpipe). The CPU-driver geometry: grid-stride
-    iterations per invocation and the workgroups a reduction uses. loop_status: a callable
+    features / limits: the device's (runtime.program.Runtime names them); driver_id (a
+    runtime.devices.DRIVER_IDS name, from VkPhysicalDeviceDriverProperties.driverID) picks
+    driver workarounds (the loop limiter of llvmpipe); device_name is for messages only. The
+    CPU-driver geometry: grid-stride iterations per invocation and the workgroups a reduction
+    uses. loop_status: a callable
     returning the status Buffer the loop guards store into (the API layer makes it and reads it
     back after launches; without one, each guarded task gets a temporary of its own).
     device_log: a callable returning the passes.device_log.DeviceLog that `print` statements
@@ -64,8 +66,11 @@ class CompileOptions:
     debug: ti.init(debug=True), the debug_checks pass runs; check_out_of_bound (which debug
     implies, as in Taichi): it runs with its index and exponent checks only (no zero divisors);
     debug_status: like loop_status, the status Buffer its checks report into.
-    print_ir: the names of the passes whose output is printed to stderr."""
+    print_ir: the names of the passes whose output is printed to stderr.
+    fast_math: ti.init(fast_math=...). False: f32 math is vkdiff's own (the op table's `f32`
+    column, in `lower`) and every float operation carries NoContraction (codegen)."""
     device_name: str = 'offline'
+    driver_id: str = 'unknown'
     features: dict = dataclasses.field(default_factory=dict)
     limits: dict = dataclasses.field(default_factory=dict)
     cpu_driver: bool = False
@@ -82,13 +87,14 @@ class CompileOptions:
     loop_status: Optional[Callable] = None
     device_log: Optional[Callable] = None
     debug_status: Optional[Callable] = None
+    fast_math: bool = True
 
 
 def lavapipe_like(**changes):
     """Options of Mesa's lavapipe (llvmpipe, LLVM 15, 256 bits) as this machine's driver
     reports it, without opening a device: device-free compiler tests compile against it."""
     base = CompileOptions(
-        device_name='llvmpipe (LLVM 15.0.6, 256 bits)',
+        device_name='llvmpipe (LLVM 15.0.6, 256 bits)', driver_id='mesa-llvmpipe',
         features={'float32_atomic_add': True, 'float32_atomic_minmax': True, 'float64': True,
                   'float64_atomic_add': False, 'int64': True, 'int64_atomics': True,
                   'subgroup_arithmetic': True, 'subgroup_ballot': True, 'subgroup_basic': True,
@@ -166,6 +172,7 @@ def _refuse_block_memory(tasks):
 def adjoint(tasks, name, options):
     """Pass adjoint: tasks -> (their adjoint tasks, the overflow flags of run-time sized
     per-iteration storage, see autodiff/reverse.py)."""
+    # deferred: reverse-mode autodiff loads with the first adjoint
     from .autodiff.reverse import adjoint_tasks
     _refuse_block_memory(tasks)
     adj, flags = adjoint_tasks(tasks, name, options.ad_stack_size)
@@ -175,6 +182,7 @@ def adjoint(tasks, name, options):
 
 def tangent(tasks, name, options):
     """Pass tangent: tasks -> their forward-mode (JVP) tasks."""
+    # deferred: forward-mode autodiff loads with the first tangent
     from .autodiff.forward import tangent_tasks
     _refuse_block_memory(tasks)
     tan = tangent_tasks(tasks)
@@ -195,7 +203,7 @@ def lower(task, options):
     """Pass lower, on one task (changed in place, and returned): `print` statements become
     appends to the device log (passes/device_log.py), then the op lowerings and feature checks."""
     lower_prints(task, options.device_log or DeviceLog, options.features)
-    lower_task(task, options.features)
+    lower_task(task, options.features, options.fast_math)
     return task
 
 
@@ -214,7 +222,7 @@ def loop_limit(task, options):
     if task.loop is not None and task.loop.attrs.get('block_dim'):
         per_thread = 1  # ti.simt.block: one workgroup per block of iterations
     status = options.loop_status or _new_status
-    return _loop_limit.apply(task, per_thread, options.device_name, status)
+    return _loop_limit.apply(task, per_thread, options.driver_id, status)
 
 
 def _new_status():
@@ -253,13 +261,14 @@ class TaskCode:
         # the trip count is known at compile time (no loads, no arguments)
         self.known = self.total is not None and all(
             x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
-        self.local_size = 1 if task.kind == 'serial' else (
-            task.loop.attrs.get('block_dim') or fitted_local_size(self.total, self.known))
         lim = options.limits
+        self.local_size = 1 if task.kind == 'serial' else workgroup_size(task, lim, self.total,
+                                                                          self.known)
         cg = TaskCodegen(task, self.buffers, push, options.features, int_view, self.local_size,
                          options.cpu_driver, texel_limit=options.features.get('texel_reads') and
                          lim.get('max_texel_buffer_elements', 0),
-                         max_texel_views=lim.get('max_storage_texel_buffers_per_stage', 0))
+                         max_texel_views=lim.get('max_storage_texel_buffers_per_stage', 0),
+                         no_contraction=not options.fast_math)
         self.asm = cg.generate()
         # storage texel buffer views the runtime binds after the buffers: [(buffer index,
         # VkFormat)] (codegen/memory.py plan_texels)
@@ -273,6 +282,26 @@ class TaskCode:
         if self.total is not None and task.loop.attrs.get('groups'):
             # a reduction: its partials have room for this many workgroups at most
             self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
+
+
+def workgroup_size(task, limits, total, known):
+    """Invocations per workgroup of a parallel task, within the device's limits
+    (maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0]; SwiftShader's are 256).
+    `ti.loop_config(block_dim=B)` with ti.simt.block memory or sync() makes B iterations one
+    workgroup: a B above the limit is a CompileError (clamping it would change which iterations
+    share memory and barriers). Otherwise the size is a choice of vkdiff's, clamped."""
+    cap = min(limits.get('max_workgroup_invocations', LOCAL_SIZE),
+              limits.get('max_workgroup_size_x', LOCAL_SIZE)) or LOCAL_SIZE
+    block = task.loop.attrs.get('block_dim')
+    if block:
+        if block > cap:
+            raise located(CompileError,
+                          f'ti.loop_config(block_dim={block}) makes workgroups of {block} '
+                          f'invocations, more than this device allows (maxComputeWorkGroup'
+                          f'Invocations / maxComputeWorkGroupSize[0]: {cap}); use block_dim <= '
+                          f'{cap}', task.loop.loc)
+        return block
+    return min(fitted_local_size(total, known), cap)
 
 
 def fitted_local_size(total, known):

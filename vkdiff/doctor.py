@@ -1,12 +1,20 @@
 """Tool (not a compiler stage): `python -m vkdiff doctor` checks what vkdiff needs on this machine
 and prints it: the native module, the Vulkan devices with the optional features vkdiff enables
-and their limits, the spirv-tools it runs, the SPIR-V cache folder, and for anything missing the
+and their limits, the spirv-tools it runs, the SPIR-V cache folder, the precision of the device's
+f32 math (vkdiff/precision.py), and for anything missing the
 command that installs it (Debian/Ubuntu, Fedora, macOS with MoltenVK). Exit status 0 when a
 kernel can compile and run, 1 otherwise."""
 import os
 import platform
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from . import drivers, precision
+from .runtime import devices
+from .codegen import tools
+from .codegen.cache import SUFFIX
+from . import __file__ as pkg_file
 
 INSTALL = {
     'vulkan': {
@@ -53,6 +61,7 @@ def _version(path):
 
 def check_native(out):
     try:
+        # the native module: doctor reports when it does not load
         from .runtime import _vkrt
     except ImportError as e:
         out(f'  native module: NOT importable: {e}')
@@ -78,12 +87,20 @@ def check_devices(native, out):
         out(f'  Vulkan devices: NONE{" (" + err + ")" if err else ""}; install a driver with:')
         _install_lines('vulkan', out)
         return False
-    chosen = int(os.environ.get('VKDIFF_DEVICE', 0))
+    infos = devices.list_devices() if hasattr(native, 'device_facts') else []
+    try:
+        chosen = devices.resolve(os.environ.get('VKDIFF_DEVICE') or 0, infos or None)
+    except ValueError as e:
+        out(f'  VKDIFF_DEVICE: {e}')
+        chosen = -1
     disable = [f for f in os.environ.get('VKDIFF_DISABLE_FEATURES', '').split(',') if f]
     ok = False
     for i, name in enumerate(names):
-        mark = '  <- used (VKDIFF_DEVICE=k or ti.init(device=k) picks another)' if i == chosen else ''
+        mark = ('  <- used (VKDIFF_DEVICE=index|uuid or ti.init(device=index|uuid) picks another)'
+                if i == chosen else '')
         out(f'  Vulkan device {i}: {name}{mark}')
+        if i < len(infos):  # chosen by these, never by the name
+            out(f'    {infos[i].describe()}')
         try:
             dev = native.Device(i, disable)
         except RuntimeError as e:
@@ -92,6 +109,16 @@ def check_devices(native, out):
         ok = ok or i == chosen
         out(f'    Vulkan {dev.api_version}, driver {dev.driver_version}, '
             f'vendor 0x{dev.vendor_id:04x}, subgroup size {dev.subgroup_size}')
+        if i < len(infos) and hasattr(dev, 'memory'):
+            mem = dict(dev.memory)
+            types = infos[i].memory_types
+
+            def kind(t):
+                return f'type {t} ({devices.flag_names(types[t][0])}, heap {types[t][1]})'
+            where = (f'mapped, {kind(mem["field"])}' if mem['mapped'] else
+                     f'{kind(mem["field"])}, staging {kind(mem["staging"])}')
+            out(f'    field memory: {where}; buffers up to {mem["sub_allocated_up_to"] >> 10} KiB '
+                f'share {mem["block_size"] >> 20} MiB blocks')
         feats = dict(dev.features)
         on = sorted(k for k, v in feats.items() if v)
         off = sorted(k for k, v in feats.items() if not v)
@@ -104,7 +131,6 @@ def check_devices(native, out):
 
 
 def check_spirv_tools(out):
-    from .codegen import tools
     ok = True
     for name in ('spirv-as', 'spirv-val', 'spirv-opt', 'spirv-dis'):
         path, where = tools.find_tool(name)
@@ -126,7 +152,6 @@ def check_spirv_tools(out):
 
 
 def check_cache(out):
-    from .codegen import tools
     if os.environ.get('VKDIFF_CACHE', '1') == '0':
         out('  SPIR-V disk cache: off (VKDIFF_CACHE=0)')
         return
@@ -135,7 +160,6 @@ def check_cache(out):
     except OSError as e:
         out(f'  SPIR-V disk cache: UNUSABLE: {e} (set VKDIFF_CACHE_DIR, or VKDIFF_CACHE=0)')
         return
-    from .codegen.cache import SUFFIX
     files = [f for f in os.listdir(d) if f.endswith(SUFFIX)]
     size = sum(os.path.getsize(os.path.join(d, f)) for f in files)
     out(f'  SPIR-V disk cache: {d} ({len(files)} kernels, {size / 1e6:.1f} MB; '
@@ -155,9 +179,72 @@ def check_validation_layer(out):
         _install_lines('validation', out)
 
 
+def check_drivers(out):
+    """Every Vulkan driver found (the ICD manifests the loader reads, and the checkout's
+    SwiftShader from tools/setup.sh), each with the devices it alone shows."""
+    manifests, how = drivers.icd_manifests()
+    sws = drivers.project_swiftshader()
+    listed = [(m, '') for m in manifests]
+    if sws and os.path.realpath(sws) not in {os.path.realpath(m) for m in manifests}:
+        listed.append((sws, ' (the project\'s SwiftShader, tools/setup.sh; not seen by the loader '
+                            'unless VK_ICD_FILENAMES names it)'))
+    elif sws:
+        listed = [(m, ' (the project\'s SwiftShader)' if os.path.realpath(m) == os.path.realpath(sws)
+                   else note) for m, note in listed]
+    out(f'  Vulkan drivers ({len(manifests)} ICD manifests from {how}; '
+        'VK_ICD_FILENAMES=<json> makes the loader use one alone):')
+    if not listed:
+        out('    none found; install a driver with:')
+        _install_lines('vulkan', out)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = [(m, note, pool.submit(drivers.probe, m) if os.path.isfile(m) else None)
+                 for m, note in listed]
+        for m, note, job in found:
+            if job is None:
+                out(f'    {m}{note}: NOT found')
+                continue
+            try:
+                lib, _ = drivers.manifest_library(m)
+            except (OSError, ValueError) as e:
+                out(f'    {m}{note}: unreadable manifest: {e}')
+                continue
+            devices = job.result()
+            if isinstance(devices, str) and 'ErrorInitializationFailed' in devices:
+                out(f'    {m}{note}: {lib}: no device (the driver does not start: no hardware it '
+                    'drives, or no access to it)')
+            elif isinstance(devices, str):
+                out(f'    {m}{note}: {lib}: {devices}')
+            elif not devices:
+                out(f'    {m}{note}: {lib}: no device (no hardware this driver drives)')
+            else:
+                out(f'    {m}{note}: {lib}:')
+                for i, name in enumerate(devices):
+                    out(f'      device {i}: {name}')
+    if not sws:
+        out('    (no project SwiftShader: tools/setup.sh installs it in .drivers/swiftshader/)')
+
+
+def check_precision(out):
+    """The "precision" section: the f32 error of the device's default math (fast_math=True) per
+    op, measured now on a fixed sample and cached for ti.init()'s warning (vkdiff/precision.py)."""
+    try:
+        key, rec = precision.measure_default()
+    except Exception as e:  # noqa: BLE001  (a report, not a failure of the doctor)
+        out(f'  precision: not measured ({type(e).__name__}: {e})')
+        return
+    out(f'  precision of the default f32 math (fast_math=True), vs numpy f64 ({key}):')
+    for line in precision.table(rec):
+        out(line)
+    loose = precision.loose_ops(rec)
+    if loose:
+        out(f'    above {precision.WARN_ULP} ulp: {", ".join(sorted(loose))}; ti.init(fast_math=False)'
+            ' gives vkdiff\'s own math: within 2 ulp, the same bits on every driver')
+    if rec['subnormals'] == 'flushed':
+        out('    this driver flushes subnormal f32 results of arithmetic to zero')
+
+
 def main(argv=None, out=print):
     import numpy
-    from . import __file__ as pkg_file
     out(f'vkdiff doctor: {os.path.dirname(pkg_file)}')
     out(f'  Python {platform.python_version()} ({sys.executable}), numpy {numpy.__version__}, '
         f'{platform.system()} {platform.machine()}')
@@ -166,6 +253,9 @@ def main(argv=None, out=print):
     tools_ok = check_spirv_tools(out)
     check_cache(out)
     check_validation_layer(out)
+    check_drivers(out)
+    if devices_ok and tools_ok:
+        check_precision(out)
     ok = devices_ok and tools_ok
     out('vkdiff doctor: ' + ('OK, kernels can compile and run' if ok else 'PROBLEMS above'))
     return 0 if ok else 1

@@ -18,6 +18,10 @@
            (builder, *operands) -> value; None when codegen lowers it directly
   f64      its f64 lowering (passes/f64math.py: GLSL.std.450 has no f64 transcendentals), a
            function (builder, *operands) -> value; None when codegen supports f64 natively
+  f32      its f32 lowering under ti.init(fast_math=False): vkdiff's own accurate math
+           (passes/f32_trig.py, f32_atrig.py, f32_explog.py, f32_pow.py,
+           f32_divsqrt.py: within 2 ulp, the same bits on
+           every driver), a function (builder, *operands) -> value; None: as with fast_math
   jvp      (b, args, y, dargs) -> dy       dargs[k] is None where operand k has no tangent
   vjp      (b, args, y, g) -> [dx_k]       None where operand k gets nothing
            Both are written with a builder `b` and Python operators, so the same rule emits IR
@@ -38,17 +42,23 @@ import operator
 import numpy as np
 
 from .codegen import arith as S
+from .passes import f32_atrig as FA
+from .passes import f32_divsqrt as FD
+from .passes import f32_explog as FE
+from .passes import f32_pow as FP
+from .passes import f32_trig as FT
 from .passes import f64math as F
 
 
 class Op:
-    __slots__ = ('name', 'arity', 'typing', 'host', 'fold', 'spirv', 'lower', 'f64', 'jvp', 'vjp',
-                 'api')
+    __slots__ = ('name', 'arity', 'typing', 'host', 'fold', 'spirv', 'lower', 'f64', 'f32', 'jvp',
+                 'vjp', 'api')
 
     def __init__(self, name, arity, typing, host, spirv, f64=None, rules=None, fold=None,
-                 lower=None, api=()):
+                 lower=None, api=(), f32=None):
         self.name, self.arity, self.typing = name, arity, typing
         self.host, self.fold, self.spirv, self.lower, self.f64 = host, fold, spirv, lower, f64
+        self.f32 = f32
         self.jvp, self.vjp = rules if rules is not None else (None, None)
         self.api = api
 
@@ -190,22 +200,22 @@ op('not', 1, 'logical', np.logical_not, 'OpLogicalNot', fold=operator.not_, rule
 op('bnot', 1, 'int', np.invert, 'OpNot', fold=operator.invert, rules=ZERO)
 op('abs', 1, 'same', np.abs, S.abs_, fold=abs, rules=linear(lambda b, x, y: _sign(b, x)),
    api=('ti',))
-op('sin', 1, 'float', np.sin, 'Sin', f64=F.sin, rules=linear(lambda b, x, y: b.cos(x)), api=_F)
-op('cos', 1, 'float', np.cos, 'Cos', f64=F.cos, rules=linear(lambda b, x, y: -b.sin(x)), api=_F)
-op('tan', 1, 'float', np.tan, 'Tan', f64=F.tan, rules=linear(lambda b, x, y: 1.0 + y * y), api=_F)
-op('asin', 1, 'float', np.arcsin, S.asin, f64=F.asin,
+op('sin', 1, 'float', np.sin, 'Sin', f64=F.sin, f32=FT.sin, rules=linear(lambda b, x, y: b.cos(x)), api=_F)
+op('cos', 1, 'float', np.cos, 'Cos', f64=F.cos, f32=FT.cos, rules=linear(lambda b, x, y: -b.sin(x)), api=_F)
+op('tan', 1, 'float', np.tan, 'Tan', f64=F.tan, f32=FT.tan, rules=linear(lambda b, x, y: 1.0 + y * y), api=_F)
+op('asin', 1, 'float', np.arcsin, S.asin, f64=F.asin, f32=FA.asin,
    rules=linear(lambda b, x, y: b.rsqrt(1.0 - x * x)), api=_F)
-op('acos', 1, 'float', np.arccos, S.acos, f64=F.acos,
+op('acos', 1, 'float', np.arccos, S.acos, f64=F.acos, f32=FA.acos,
    rules=linear(lambda b, x, y: -b.rsqrt(1.0 - x * x)), api=_F)
-op('atan', 1, 'float', np.arctan, 'Atan', f64=F.atan,
+op('atan', 1, 'float', np.arctan, 'Atan', f64=F.atan, f32=FA.atan,
    rules=linear(lambda b, x, y: 1.0 / (1.0 + x * x)), api=_F)
-op('sqrt', 1, 'float', np.sqrt, 'Sqrt',
+op('sqrt', 1, 'float', np.sqrt, 'Sqrt', f32=FD.sqrt,
    rules=linear(lambda b, x, y: b.select(b.gt(y, 0.0), 0.5 / y, 0.0)), api=_F)
-op('rsqrt', 1, 'float', lambda x: 1 / np.sqrt(x), 'InverseSqrt',
+op('rsqrt', 1, 'float', lambda x: 1 / np.sqrt(x), 'InverseSqrt', f32=FD.rsqrt,
    rules=linear(lambda b, x, y: -0.5 * (y / x)), api=('ti',))
-op('exp', 1, 'float', np.exp, 'Exp', f64=F.exp, rules=linear(lambda b, x, y: y), api=_F)
-op('log', 1, 'float', np.log, 'Log', f64=F.log, rules=linear(lambda b, x, y: 1.0 / x), api=_F)
-op('tanh', 1, 'float', np.tanh, S.tanh, f64=F.tanh, rules=linear(lambda b, x, y: 1.0 - y * y),
+op('exp', 1, 'float', np.exp, 'Exp', f64=F.exp, f32=FE.exp, rules=linear(lambda b, x, y: y), api=_F)
+op('log', 1, 'float', np.log, 'Log', f64=F.log, f32=FE.log, rules=linear(lambda b, x, y: 1.0 / x), api=_F)
+op('tanh', 1, 'float', np.tanh, S.tanh, f64=F.tanh, f32=FE.tanh, rules=linear(lambda b, x, y: 1.0 - y * y),
    api=_F)
 op('floor', 1, 'float', np.floor, 'Floor', rules=ZERO, api=_F)
 op('ceil', 1, 'float', np.ceil, 'Ceil', rules=ZERO, api=_F)
@@ -213,10 +223,12 @@ op('ceil', 1, 'float', np.ceil, 'Ceil', rules=ZERO, api=_F)
 # Round leaves ties to the driver, f64 RoundEven is broken on Mesa 22.3.6); Python numbers (Python
 # scope, literals) through np.round, ties to even, as Taichi evaluates them
 op('round', 1, 'float', np.round, None, lower=_round_half_away, f64=_round_half_away, rules=ZERO)
-op('log2', 1, 'float', np.log2, 'Log2', f64=F.log2,
+op('log2', 1, 'float', np.log2, 'Log2', f64=F.log2, f32=FE.log2,
    rules=linear(lambda b, x, y: 1.0 / (x * LN2)), api=('ti',))
-op('expm1', 1, 'float', np.expm1, None, lower=_expm1_f32, f64=F.expm1,
+op('expm1', 1, 'float', np.expm1, None, lower=_expm1_f32, f64=F.expm1, f32=FE.expm1,
    rules=linear(lambda b, x, y: y + 1.0), api=_F)
+op('exp2', 1, 'float', np.exp2, 'Exp2', f64=F.exp2, f32=FE.exp2,
+   rules=linear(lambda b, x, y: y * LN2))
 
 op('add', 2, 'same', np.add, ('OpFAdd', 'OpIAdd', 'OpIAdd'), fold=operator.add,
    rules=(lambda b, a, y, d: _sum(d[0], d[1]), lambda b, a, y, g: [g, g]))
@@ -226,16 +238,18 @@ op('sub', 2, 'same', np.subtract, ('OpFSub', 'OpISub', 'OpISub'), fold=operator.
 op('mul', 2, 'same', np.multiply, ('OpFMul', 'OpIMul', 'OpIMul'), fold=operator.mul,
    rules=(lambda b, a, y, d: _sum(_scale(d[0], a[1]), _scale(d[1], a[0])),
           lambda b, a, y, g: [g * a[1], g * a[0]]))
-op('div', 2, 'float', np.true_divide, 'OpFDiv', fold=operator.truediv,
+op('div', 2, 'float', np.true_divide, 'OpFDiv', fold=operator.truediv, f32=FD.div,
    rules=(lambda b, a, y, d: _sum(None if d[0] is None else d[0] / a[1],
                                   None if d[1] is None else -(d[1] * y / a[1])),
           lambda b, a, y, g: [g / a[1], -(g * y / a[1])]))
-op('floordiv', 2, 'same', np.floor_divide, S.floordiv, fold=operator.floordiv, rules=ZERO)
-op('mod', 2, 'same', np.mod, S.mod, fold=operator.mod,
+op('floordiv', 2, 'same', np.floor_divide, S.floordiv, fold=operator.floordiv, rules=ZERO,
+   f32=FD.floordiv)
+op('mod', 2, 'same', np.mod, S.mod, fold=operator.mod, f32=FD.mod,
    rules=(lambda b, a, y, d: _sum(d[0], None if d[1] is None else -(d[1] * b.floor(a[0] / a[1]))),
           lambda b, a, y, g: [g, -(g * b.floor(a[0] / a[1]))]))
-op('pow', 2, 'float', np.power, 'Pow', lower=_pow_f32, f64=F.pow, fold=operator.pow, rules=_pow_rules())
-op('atan2', 2, 'float', np.arctan2, S.atan2, f64=F.atan2, fold=math.atan2,
+op('pow', 2, 'float', np.power, 'Pow', lower=_pow_f32, f64=F.pow, f32=FP.pow,
+   fold=operator.pow, rules=_pow_rules())
+op('atan2', 2, 'float', np.arctan2, S.atan2, f64=F.atan2, f32=FA.atan2, fold=math.atan2,
    rules=(lambda b, a, y, d: _sum(*[_scale(dk, fk) for dk, fk in zip(d, _atan2_factors(b, a))]),
           lambda b, a, y, g: [g * f for f in _atan2_factors(b, a)]))
 op('min', 2, 'same', np.minimum, ('FMin', 'SMin', 'UMin'), fold=min, rules=_pick('le'))
@@ -277,6 +291,7 @@ COMPARE = {n for n, o in OPS.items() if o.typing == 'compare'}
 PURE = set(OPS) | {'const', 'arg', 'cast', 'bitcast', 'select'}
 FLOAT_UNARY = {n for n in UNARY if OPS[n].typing == 'float'}
 F64_LOWERED = {n for n, o in OPS.items() if o.f64 is not None}
+ACCURATE_F32 = {n for n, o in OPS.items() if o.f32 is not None}   # fast_math=False's own
 
 
 def exported(namespace):

@@ -31,6 +31,7 @@ def _setup():
     return p, loss, relax, compute_loss
 
 
+@pytest.mark.requires('float64')
 def test_time_slice_through_nested_offsets_is_not_an_overwrite():
     ti.init(default_fp=ti.f64)
     p, loss, relax, compute_loss = _setup()
@@ -48,6 +49,7 @@ def test_time_slice_through_nested_offsets_is_not_an_overwrite():
     np.testing.assert_allclose(p.grad.to_numpy()[0], 2 * A.T @ pend, rtol=1e-12)
 
 
+@pytest.mark.requires('float64')
 def test_reading_and_overwriting_the_same_slice_is_still_refused():
     ti.init(default_fp=ti.f64)
     p = ti.field(ti.f64, shape=(4, N), needs_grad=True)

@@ -75,6 +75,7 @@ def tape_and_fd(program, reset, entries, h=1e-6):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.requires('float64')
 def test_mass_spring_robot_gradient_matches_f64_finite_differences():
     # network weights of both layers (sine inputs, goal input), biases; spring 0 is actuated
     entries = [('weights1', [0, 0]), ('weights1', [3, 20]), ('weights1', [7, 83]),
@@ -86,6 +87,7 @@ def test_mass_spring_robot_gradient_matches_f64_finite_differences():
         assert tape == pytest.approx(fd, rel=1e-5, abs=1e-7), (name, ix)
 
 
+@pytest.mark.requires('float64')
 def test_bench_worker_precision_switch():
     """bench_programs' worker with fp='f64' (its --check runs) really runs the program in f64:
     billiards' losses over 3 iterations agree with the f32 run to f32 round-off, not bit for bit,

@@ -1,6 +1,7 @@
 """`ti.ad.clear_all_gradients()`: every gradient (or dual) is zeroed, with one kernel per SNode
 that holds gradients, as Taichi compiles (Taichi's test_clear_all_gradients.py counts them)."""
 import numpy as np
+import pytest
 
 import vkdiff as ti
 from vkdiff.lang import impl
@@ -33,6 +34,7 @@ def test_one_kernel_per_snode_holding_gradients():
     assert z.grad[1, 2] == 0
 
 
+@pytest.mark.requires('float64')
 def test_fields_of_mixed_kinds_and_duals():
     a = ti.field(ti.f64, shape=(3, 2), needs_grad=True, needs_dual=True)
     v = ti.Vector.field(3, ti.f32, shape=4, needs_grad=True)

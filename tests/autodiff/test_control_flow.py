@@ -17,6 +17,7 @@ def _fd(f, x, h=1e-6):
     return g
 
 
+@pytest.mark.requires('float64')
 def test_if_else_takes_the_primal_branch():
     x = ti.field(ti.f64, shape=6, needs_grad=True)
     loss = ti.field(ti.f64, shape=(), needs_grad=True)
@@ -41,6 +42,7 @@ def test_if_else_takes_the_primal_branch():
     np.testing.assert_allclose(x.grad.to_numpy(), expect, rtol=1e-12)
 
 
+@pytest.mark.requires('float64')
 def test_carried_loop_is_exact():
     ti.init(default_fp=ti.f64)  # `s = 0.0` is default-fp, as in Taichi
     x = ti.field(ti.f64, shape=5, needs_grad=True)
@@ -73,6 +75,7 @@ def test_carried_loop_is_exact():
     np.testing.assert_allclose(x.grad.to_numpy(), (ref(xs + h) - ref(xs - h)) / (2 * h), rtol=1e-7)
 
 
+@pytest.mark.requires('float64')
 def test_nested_carried_loops_and_branches():
     x = ti.field(ti.f64, shape=4, needs_grad=True)
     loss = ti.field(ti.f64, shape=(), needs_grad=True)
@@ -130,6 +133,7 @@ def test_accumulation_loop_with_runtime_trip_count():
     assert 'size' not in f.grad.ir(10)  # no per-iteration stack
 
 
+@pytest.mark.requires('float64')
 def test_carried_loop_with_runtime_trip_count_uses_taichis_default_stack():
     """A run-time trip count with a carried value: without ti.init(ad_stack_size=N) the adjoint
     stores up to Taichi's default_ad_stack_size (32) iterations; more is an AutodiffError."""
@@ -160,6 +164,7 @@ def test_carried_loop_with_runtime_trip_count_uses_taichis_default_stack():
             f(33)
 
 
+@pytest.mark.requires('float64')
 def test_static_unroll_and_func_inlining():
     x = ti.Vector.field(3, ti.f64, shape=(4, 3), needs_grad=True)
     loss = ti.field(ti.f64, shape=(), needs_grad=True)
@@ -228,6 +233,7 @@ def test_tape_cross_launch_overwrite_is_an_error():
             overwrite()
 
 
+@pytest.mark.requires('float64')
 def test_time_steps_in_separate_slices_are_fine():
     steps, n = 5, 3
     x = ti.field(ti.f64, shape=(steps + 1, n), needs_grad=True)
@@ -258,6 +264,7 @@ def test_time_steps_in_separate_slices_are_fine():
     np.testing.assert_allclose(x.grad.to_numpy()[0], _fd(ref, x0), rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.requires('float64')
 def test_kernel_local_shared_between_tasks():
     ti.init(default_fp=ti.f64)
     x = ti.field(ti.f64, shape=8, needs_grad=True)
@@ -429,6 +436,7 @@ def test_atomic_whose_result_is_used_is_not_deferred():
     assert o.to_numpy().min() >= 1 and c[0] == N
 
 
+@pytest.mark.requires('float64')
 def test_random_deciding_a_differentiable_value_is_an_error():
     x = ti.field(ti.f64, shape=8, needs_grad=True)
     L = ti.field(ti.f64, shape=(), needs_grad=True)
@@ -454,6 +462,7 @@ def test_random_deciding_a_differentiable_value_is_an_error():
     np.testing.assert_array_equal(x.grad.to_numpy(), 2)
 
 
+@pytest.mark.requires('float64')
 def test_overwrite_at_another_index_after_a_read_is_rule_1():
     N = 4
     x = ti.field(ti.f64, shape=N, needs_grad=True)
@@ -487,6 +496,7 @@ def test_used_atomic_result_in_differentiated_kernel_is_a_clear_error():
         k.grad()
 
 
+@pytest.mark.requires('float64')
 def test_forward_mode_and_hvp_through_shared_locals():
     ti.init(default_fp=ti.f64)
     N = 6
@@ -523,6 +533,7 @@ def test_template_numbers_are_keyed_by_value():
         assert out[None] == n
 
 
+@pytest.mark.requires('float64')
 def test_carried_loop_with_runtime_trip_count_and_ad_stack_size():
     ti.init(default_fp=ti.f64, ad_stack_size=16)
     n = 5

@@ -3,6 +3,7 @@
 grad_replaced / grad_for (the checkpointing of Taichi's guide). The gradient is checked against
 central finite differences in f64."""
 import numpy as np
+import pytest
 
 import vkdiff as ti
 
@@ -118,6 +119,7 @@ def run(init_v, steps=6, check_grad=True):
 
 
 
+@pytest.mark.requires('float64')
 def test_diffmpm_gradient_matches_finite_differences():
     l, g, forward, v0 = run([0.3, 0.1])
     h = 1e-6

@@ -10,6 +10,8 @@ import pytest
 
 import vkdiff as ti
 
+pytestmark = pytest.mark.requires('float64')  # every test here computes in f64
+
 
 def fd_check(forward, loss, field, grad, entries, h=1e-6, rtol=1e-5, atol=1e-9):
     """Central differences of the loss at some flat `entries` of `field` vs `grad`."""

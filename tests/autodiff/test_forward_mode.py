@@ -6,8 +6,10 @@ import pytest
 import vkdiff as ti
 
 from shared_programs import GRAVITY_EPS, gravity, gravity_expected
+from vulkan_precision import SIN_COS_ABS
 
 
+@pytest.mark.requires('float64')
 def test_fwdmode_several_outputs_and_vector_fields():
     n = 6
     x = ti.Vector.field(2, ti.f64, shape=n, needs_dual=True)
@@ -56,6 +58,7 @@ def test_fwdmode_seed_size_checked():
         ti.ad.FwdMode(loss=y, param=x, seed=[1, 2])
 
 
+@pytest.mark.requires('float64')
 def test_custom_op_in_both_modes():
     """A normalisation written as two kernels, with hand-written VJP and JVP."""
     n = 5
@@ -131,6 +134,7 @@ def _hessian_ref(xs, eps=GRAVITY_EPS):
     return H.reshape(2 * n, 2 * n)
 
 
+@pytest.mark.requires('float64')
 def test_hvp_gravity_against_analytic_hessian_and_fd():
     N = 7
     x, U, compute_U = gravity(N, ti.f64)
@@ -148,6 +152,7 @@ def test_hvp_gravity_against_analytic_hessian_and_fd():
     np.testing.assert_allclose(x.grad.to_numpy(), gravity_expected(X)[1], rtol=1e-12)
 
 
+@pytest.mark.requires('float64')
 def test_gradcheck_in_f32_and_f64():
     for dt in (ti.f32, ti.f64):
         x = ti.field(dt, shape=8, needs_grad=True)
@@ -175,6 +180,7 @@ def test_gradcheck_in_f32_and_f64():
             assert ti.ad.gradcheck(loss, [x], fn, mode='fd', eps=1e-6) < 1e-7
 
 
+@pytest.mark.requires('float64')
 def test_gradcheck_catches_a_wrong_custom_gradient():
     x = ti.field(ti.f64, shape=4, needs_grad=True)
     loss = ti.field(ti.f64, shape=(), needs_grad=True)
@@ -235,7 +241,9 @@ def test_tape_grad_check_option():
     with ti.Tape(loss, grad_check=[x]) as tape:
         k()
     assert tape.grad_check_error < 1e-5
-    np.testing.assert_allclose(x.grad.to_numpy(), np.cos([0.1, 0.2, 0.3, 0.4]), rtol=1e-6)
+    # the kernel's cos: Vulkan's 2**-11 absolute (SwiftShader 1.9e-4 off, lavapipe ~1e-7)
+    np.testing.assert_allclose(x.grad.to_numpy(), np.cos([0.1, 0.2, 0.3, 0.4]), rtol=0,
+                               atol=SIN_COS_ABS)
 
 
 def test_adjoint_ir_and_spirv_are_printable():

@@ -40,11 +40,13 @@ def _settings(n):
 
 @_settings(BUDGET)
 @given(programs(FEATURES, size='small'))
+@pytest.mark.requires('float64')
 def test_random_kernels_reverse_mode_matches_differences_and_forward_mode(program):
     _check(program)
 
 
 @pytest.mark.parametrize('focus', sorted(KNOWN_BUGS))
+@pytest.mark.requires('float64')
 def test_random_kernels_focused_on_a_known_defect(focus):
     """Every program exercises one feature that once gave (or gives) wrong gradients."""
     if focus in DISABLED:

@@ -5,6 +5,8 @@ import pytest
 
 import vkdiff as ti
 
+pytestmark = pytest.mark.requires('float64')  # every test here computes in f64
+
 
 def _setup():
     ti.init(default_fp=ti.f64)

@@ -8,6 +8,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+@pytest.mark.requires('float64')
 def test_newton_with_hvp_beats_gradient_descent():
     spec = importlib.util.spec_from_file_location(
         'newton_hvp', os.path.join(HERE, '..', '..', 'examples', 'newton_hvp.py'))

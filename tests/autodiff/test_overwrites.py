@@ -25,6 +25,7 @@ def test_loss_overwritten_by_three_kernels():
     assert x.grad[None] == 4
 
 
+@pytest.mark.requires('float64')
 def test_store_chain_leaves_intermediate_gradients_zero():
     # Taichi's test_ad_basics.py::test_ad_global_store_forwarding
     x, a, b, e = (ti.field(ti.f64, shape=(), needs_grad=True) for _ in range(4))
@@ -42,6 +43,7 @@ def test_store_chain_leaves_intermediate_gradients_zero():
     assert a.grad[None] == 0.0 and b.grad[None] == 0.0
 
 
+@pytest.mark.requires('float64')
 def test_reset_kernel_kills_the_earlier_values_gradient():
     n = 4
     x = ti.field(ti.f64, shape=n, needs_grad=True)
@@ -76,6 +78,7 @@ def test_reset_kernel_kills_the_earlier_values_gradient():
     np.testing.assert_array_equal(y.grad.to_numpy(), 0)
 
 
+@pytest.mark.requires('float64')
 def test_store_then_accumulate_in_one_kernel_and_across_kernels():
     x = ti.field(ti.f64, shape=3, needs_grad=True)
     y = ti.field(ti.f64, shape=3, needs_grad=True)
@@ -106,6 +109,7 @@ def test_store_then_accumulate_in_one_kernel_and_across_kernels():
                                rtol=1e-14)
 
 
+@pytest.mark.requires('float64')
 def test_vector_component_overwrite():
     x = ti.Vector.field(2, ti.f64, shape=(), needs_grad=True)
     v = ti.Vector.field(2, ti.f64, shape=(), needs_grad=True)
@@ -131,6 +135,7 @@ def test_vector_component_overwrite():
     np.testing.assert_allclose(x.grad.to_numpy(), [6.0, 0.0])
 
 
+@pytest.mark.requires('float64')
 def test_overwrite_inside_loops_with_break_and_while():
     n = 6
     x = ti.field(ti.f64, shape=n, needs_grad=True)

@@ -7,6 +7,8 @@ import pytest
 
 import vkdiff as ti
 
+pytestmark = pytest.mark.requires('float64')  # every test here computes in f64
+
 
 def _check(kernel, loss, params, outputs=(), h=1e-6, rtol=1e-7):
     """Tape gradients of `loss` w.r.t. every field in `params` vs central differences."""

@@ -2,6 +2,7 @@
 inside it: matrix elements at run-time indices (a store becomes one guarded store per component),
 `if c: L[None] += v` (issue 9, item 3)."""
 import numpy as np
+import pytest
 
 import vkdiff as ti
 
@@ -26,6 +27,7 @@ def test_matrix_non_constant_index():
     np.testing.assert_array_equal(n.grad.to_numpy(), np.broadcast_to(expect, (5, 2, 2)))
 
 
+@pytest.mark.requires('float64')
 def test_vector_store_at_runtime_index_from_argument():
     ti.init(default_fp=ti.f64)
     x = ti.field(ti.f64, shape=4, needs_grad=True)

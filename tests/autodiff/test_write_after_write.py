@@ -33,6 +33,7 @@ def test_store_after_accumulations_in_an_inner_loop_ndarray():
     np.testing.assert_array_equal(a.grad.to_numpy(), np.arange(N))
 
 
+@pytest.mark.requires('float64')
 def test_dead_active_writes_get_no_gradient_field():
     """The overwritten writes depend on x: their contributions must not reach x.grad."""
     N = 6
@@ -64,6 +65,7 @@ def test_dead_active_writes_get_no_gradient_field():
     np.testing.assert_allclose(x.grad.to_numpy(), 2 * np.sin(x0) * np.cos(x0), rtol=1e-13)
 
 
+@pytest.mark.requires('float64')
 def test_store_in_a_later_loop_overwrites_an_earlier_loops_store():
     N = 5
     x = ti.field(ti.f64, shape=N, needs_grad=True)

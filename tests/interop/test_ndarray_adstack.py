@@ -8,6 +8,8 @@ import pytest
 
 import vkdiff as ti
 
+pytestmark = pytest.mark.requires('float64')  # every test here computes in f64
+
 
 @ti.kernel
 def _fib(a: ti.types.ndarray(), b: ti.types.ndarray(), c: ti.types.ndarray(),

@@ -18,6 +18,7 @@ def test_scalar_ndarray_properties_and_zero_init():
     assert ti.ndarray(ti.f64, ()).shape == ()
 
 
+@pytest.mark.requires('float64')
 def test_host_read_write_roundtrip():
     a = ti.ndarray(ti.f64, (5, 2))
     ref = np.random.default_rng(0).standard_normal((5, 2))

@@ -24,6 +24,7 @@ def test_ndarray_arg_read_write_and_struct_for():
     np.testing.assert_allclose(y.to_numpy(), 2 * np.arange(7) + 1)
 
 
+@pytest.mark.requires('float64')
 def test_one_compile_for_every_shape():
     @ti.kernel
     def fill2(arr: ti.types.ndarray(), d: ti.f32):
@@ -44,6 +45,7 @@ def test_one_compile_for_every_shape():
     assert _instances(fill2) == 2
 
 
+@pytest.mark.requires('float64')
 def test_shape_in_kernel_and_range_loops():
     @ti.kernel
     def rowsum(a: ti.types.ndarray(dtype=ti.f64, ndim=2), out: ti.types.ndarray(dtype=ti.f64, ndim=1)):
@@ -214,6 +216,7 @@ def _total(a: ti.types.ndarray(), out: ti.types.ndarray()):
         out[None] += a[i] * a[i]
 
 
+@pytest.mark.requires('float64')
 def test_kernel_grad_and_tape_over_ndarrays_match_finite_differences():
     n = 6
     rng = np.random.default_rng(3)
@@ -237,6 +240,7 @@ def test_kernel_grad_and_tape_over_ndarrays_match_finite_differences():
     assert len(_advance.instances) == 1
 
 
+@pytest.mark.requires('float64')
 def test_tape_sees_overwrites_through_ndarray_arguments():
     """The Tape's access check follows arrays, not parameters: overwriting an array that an
     earlier launch read (passed to another parameter) is an AutodiffError."""
@@ -285,6 +289,7 @@ def test_needs_grad_false_grad_in_kernel_and_tape_loss_of_shape_1():
         g.grad(x, b)                    # as in Taichi: no adjoint of a kernel reading a gradient
 
 
+@pytest.mark.requires('float64')
 def test_tape_starts_ndarray_gradients_from_zero():
     x = ti.ndarray(ti.f64, 4, needs_grad=True)
     y = ti.ndarray(ti.f64, 4, needs_grad=True)

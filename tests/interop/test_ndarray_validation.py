@@ -33,6 +33,7 @@ def _arrays(n=8):
     return x, loss
 
 
+@pytest.mark.requires('float64')
 def test_disjoint_overwrite_of_an_ndarray_passes_with_right_gradient():
     x, loss = _arrays()
     with pytest.raises(ti.AutodiffError):        # statically: the same array, overlap unknown
@@ -48,6 +49,7 @@ def test_disjoint_overwrite_of_an_ndarray_passes_with_right_gradient():
     np.testing.assert_array_equal(x.to_numpy(), [0, 1, 2, 3, -1, -1, -1, -1])
 
 
+@pytest.mark.requires('float64')
 def test_overlapping_overwrite_of_an_ndarray_is_caught_with_its_element():
     x, loss = _arrays()
     with pytest.raises(ti.AutodiffError, match=r'validation=True.*2 element\(s\) of x.*x\[2\]'):
@@ -60,6 +62,7 @@ def test_overlapping_overwrite_of_an_ndarray_is_caught_with_its_element():
             _overwrite(x, 7, 8)
 
 
+@pytest.mark.requires('float64')
 def test_overwrite_through_another_parameter_is_caught():
     """The same array passed to a different parameter of another kernel: its marks follow the
     array, not the parameter."""
@@ -129,6 +132,7 @@ def test_vector_components_are_marked_one_by_one():
             set_comp(x, 1)
 
 
+@pytest.mark.requires('float64')
 def test_torch_tensor_overwritten_after_a_read_is_caught():
     torch = pytest.importorskip('torch')
     x, loss = _arrays()

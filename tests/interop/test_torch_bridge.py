@@ -46,6 +46,7 @@ def test_torch_tensors_as_kernel_arguments():
     idx(z.reshape(0, 3))               # empty tensors: nothing to do, no error
 
 
+@pytest.mark.requires('float64')
 def test_kernel_grad_over_ndarrays_matches_analytic():
     n = 16
     xs = np.linspace(-2, 2, n)
@@ -60,6 +61,7 @@ def test_kernel_grad_over_ndarrays_matches_analytic():
                                rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.requires('float64')
 def test_tape_over_ndarrays_with_0d_loss():
     n = 10
     rng = np.random.default_rng(2)
@@ -85,6 +87,7 @@ def _sim(x, w, out):
     _weighted_sum(y, w, out)
 
 
+@pytest.mark.requires('float64')
 def test_bridge_gradcheck_f64():
     op = ti.ad.torch_function(_sim, outputs=[()])
     x = torch.rand(7, dtype=torch.float64, requires_grad=True)
@@ -92,6 +95,7 @@ def test_bridge_gradcheck_f64():
     assert torch.autograd.gradcheck(op, (x, w), eps=1e-6, atol=1e-8)
 
 
+@pytest.mark.requires('float64')
 def test_bridge_vector_output_gradcheck():
     def f(x, y):
         _sq_sin(x, y)
@@ -100,6 +104,7 @@ def test_bridge_vector_output_gradcheck():
     assert torch.autograd.gradcheck(op, (x,), eps=1e-6, atol=1e-8)
 
 
+@pytest.mark.requires('float64')
 def test_bridge_repeated_backward_and_fresh_grads():
     op = ti.ad.torch_function(_sim, outputs=[()])
     x = torch.rand(6, dtype=torch.float64, requires_grad=True)
@@ -117,6 +122,7 @@ def test_bridge_repeated_backward_and_fresh_grads():
     torch.testing.assert_close(g1, ref)
 
 
+@pytest.mark.requires('float64')
 def test_bridge_inside_a_torch_model_loss_falls():
     """A torch Linear layer trained by Adam through a vkdiff loss: the losses are those of the
     same loss written in torch, step for step, and they fall."""
@@ -160,6 +166,7 @@ def _load_example(name):
     return mod
 
 
+@pytest.mark.requires('float64')
 def test_example_torch_projectile_gradient_and_training():
     """examples/torch_projectile.py: the bridge's gradient of the whole simulation (60 launches
     and their adjoints) against central differences of the example's float64 numpy copy, and a

@@ -20,6 +20,7 @@ def test_field_to_from_torch_roundtrip():
     assert x.to_torch(device='cpu').device == torch.device('cpu')
 
 
+@pytest.mark.requires('float64')
 def test_from_torch_requires_grad_and_f64():
     y = ti.field(ti.f64, shape=3)
     t = torch.tensor([1.5, -2.0, 3.25], dtype=torch.float64, requires_grad=True)
@@ -47,6 +48,7 @@ def test_struct_field_torch():
     assert out['a'].dtype == torch.int32 and (out['b'] == 3.0).all()
 
 
+@pytest.mark.requires('float64')
 def test_ndarray_torch_io():
     a = ti.Vector.ndarray(2, ti.f32, (3,))
     t = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
@@ -76,6 +78,7 @@ def test_noncontiguous_tensor_from_torch_is_copied_correctly():
     np.testing.assert_array_equal(x.to_numpy(), t.numpy())
 
 
+@pytest.mark.requires('float64')
 def test_dlpack_export_is_a_host_copy():
     a = ti.Vector.ndarray(3, ti.f64, (4,))
     a.from_numpy(np.arange(12.0).reshape(4, 3))

@@ -71,6 +71,7 @@ def test_host_writes_and_uploads_meet_commands_in_flight(every_launch_submitted)
     np.testing.assert_array_equal(y.to_numpy(), expect)
 
 
+@pytest.mark.requires('float64')
 def test_adjoint_on_a_tape_across_submissions(every_launch_submitted):
     prog = TimeSteps(16, 20)
     loss, grad = prog.run(0.1)

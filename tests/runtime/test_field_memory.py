@@ -13,15 +13,12 @@ from vkdiff.lang import state
 from vkdiff.runtime import program
 
 
-@pytest.fixture(params=['unified', 'staged'], autouse=True)
+@pytest.fixture(params=[pytest.param('unified', marks=pytest.mark.requires('unified_memory')),
+                        'staged'], autouse=True)
 def memory(request):
     if not hasattr(program._load_native().Buffer, 'allocated_bytes'):
         pytest.skip('the native module predates unified memory: bash tools/setup.sh rebuilds it')
     ti.init(disable_features=['unified_memory'] if request.param == 'staged' else [])
-    rt = state.runtime()
-    if request.param == 'unified' and not rt.features.get('unified_memory'):
-        pytest.skip('this device has no unified memory (or the native module predates it: '
-                    'bash tools/setup.sh rebuilds it)')
     return request.param
 
 

@@ -9,15 +9,23 @@ from .. import optable
 from .. import types as T
 from ..errors import CompileError, located
 from . import arith, narrow, rng, subgroup, workgroup
-from .memory import GlobalMemory, PushLayout  # noqa: F401  (PushLayout: lang/compiled.py)
+from .memory import GlobalMemory, PushLayout  # noqa: F401  (PushLayout: launch/compiled.py)
 from .module import LOCAL_SIZE, Module
 
 
 
+FLOAT_ARITHMETIC = frozenset(('OpFAdd', 'OpFSub', 'OpFMul', 'OpFDiv', 'OpFNegate', 'OpFRem',
+                              'OpFMod', 'OpVectorTimesScalar', 'OpDot'))
+
+
 class TaskCodegen(GlobalMemory):
     def __init__(self, task, fields, push, features, float_atomic_fallback=(),
-                 local_size=LOCAL_SIZE, cpu_driver=False, texel_limit=0, max_texel_views=0):
+                 local_size=LOCAL_SIZE, cpu_driver=False, texel_limit=0, max_texel_views=0,
+                 no_contraction=False):
         self.task = task
+        # ti.init(fast_math=False): NoContraction on every float operation, so that neither
+        # spirv-opt nor the driver fuses a*b + c or reassociates (passes/f32ops.py relies on it)
+        self.no_contraction = no_contraction
         # invocations per workgroup (compiler.fitted_local_size); a serial task runs on one
         # invocation: a one-wide workgroup costs a CPU driver less
         self.local_size = 1 if task.kind == 'serial' else local_size
@@ -49,6 +57,8 @@ class TaskCodegen(GlobalMemory):
     def op(self, text_fn, result_type, *operands, hint='v'):
         r = self.m.new(hint)
         self.lines.append(f'{r} = {text_fn} {result_type} ' + ' '.join(operands))
+        if self.no_contraction and text_fn in FLOAT_ARITHMETIC:
+            self.m.decorations.append(f'OpDecorate {r} NoContraction')
         return r
 
     def emit(self, line):
@@ -427,7 +437,7 @@ class TaskCodegen(GlobalMemory):
         """A 32-bit (or narrower, held in 32 bits) signed integer widened to 64 bits as the pair
         (x, x >> 31) of 32-bit words. Lavapipe (Mesa 22.3) miscompiles comparisons of an
         OpSConvert to 64 bits with constants, also through `+ 0`, `| 0` or max(_, c):
-        `OpSConvert(3) > 5` was true (tests/test_widened_compare.py)."""
+        `OpSConvert(3) > 5` was true (tests/lang/test_widened_compare.py)."""
         m = self.m
         u32 = self.t(T.u32)
         hi = self.op('OpShiftRightArithmetic', self.t(T.i32), x, m.const(T.i32, 31))

@@ -1,4 +1,4 @@
-"""Frontend: the IR of the pool layout of dynamic SNodes (layout and allocator: lang/dynpool.py).
+"""Frontend floor: the IR of the pool layout of dynamic SNodes (layout and allocator: lang/dynpool.py).
 An element (list at `cell`, position j) lives at pool index (id - 1) * B + o, where chunk class
 c and offset o follow from j and id is the list's table word for c. A load gives 0 where the
 chunk is missing (or j is outside the list's extent); a store or atomic first allocates the
@@ -69,15 +69,14 @@ def _allocate(pool, tbl, c):
     one chunk taken where each lane would take one. Only an economy: a lane that gets no id
     from it (lanes not reconverged, a full pool) claims the chunk itself. Short, without
     loops: on a CPU driver this code runs masked at every pooled write, chunk or not."""
-    from .lvalues import LocalVar
-    v = LocalVar(T.i32)
+    v = lvalues.LocalVar(T.i32)
     v.store(tbl.load())
     with _if(ops.binary('le', v.load(), 0)):
         if D.elects():
             key = _flat(pool.table, tbl.indices)
             lead = Value(emit('sg_reduce', T.i32, [key.stmt], attrs={'fn': 'min'}))
             with _if(ops.binary('eq', key, lead)):
-                r = LocalVar(T.i32)
+                r = lvalues.LocalVar(T.i32)
                 r.store(0)
                 with _if(Value(emit('sg_elect', T.u1))):
                     r.store(_claim(pool, tbl, c))
@@ -103,8 +102,7 @@ def _claim(pool, tbl, c):
     The winner uses its chunk; a loser uses the id the winner published (the compare-exchange
     returns it) and gives its own, still zero, back (`_give_back`). Straight-line code: a
     handful of atomics, two branches."""
-    from .lvalues import LocalVar
-    v = LocalVar(T.i32)
+    v = lvalues.LocalVar(T.i32)
     mine = _take(pool, c)
     prev = _raw_atomic(tbl, 'cas', mine, expect=0)  # (mine = 0, a full pool: changes nothing)
     won = ops.binary('eq', prev, 0)
@@ -120,8 +118,7 @@ def _take(pool, c):
     """A chunk of 2^c slots: the one parked in class c's spare word (an exchange with 0), else
     fresh slots from the pool's top (an atomic add). Its id (1-based), or 0 when the pool is
     full."""
-    from .lvalues import LocalVar
-    got = LocalVar(T.i32)
+    got = lvalues.LocalVar(T.i32)
     got.store(ops.binary('max', _raw_atomic(_word(pool.spare, [c]), 'xchg', 0), 0))
     size = ops.binary('shl', _ival(1), c)
     room = ops.binary('sub', _ival(pool.capacity), size)
@@ -188,8 +185,7 @@ def atomic(elem, fn, value):
     if fn in ('add', 'sub'):  # adding 0 where the pool is full: no branch (nor one to reverse)
         r = Value(emit('atomic', elem.dtype, [at, ops.select(valid, v, zero).stmt], attrs=attrs))
         return ops.select(valid, r, zero)
-    from .lvalues import LocalVar
-    res = LocalVar(elem.dtype)
+    res = lvalues.LocalVar(elem.dtype)
     res.store(zero)
     with _if(valid):
         res.store(Value(emit('atomic', elem.dtype, [at, v.stmt], attrs=attrs)))
@@ -232,7 +228,6 @@ def struct_for_plan(guards, dims):
 
 
 def struct_for(fb, node, names, grouped, guards, g, offset):
-    from .loops import _bind_indices, _loop_body, _unflatten
     p, _, n, _ = g.dyn
     cells = list(g.store.shape)
     tile = min(TILE, n)
@@ -242,8 +237,11 @@ def struct_for(fb, node, names, grouped, guards, g, offset):
         total *= c
     body = ir.Block()
     loop = emit('parfor', T.i32, [_ival(total)], blocks=[body])
-    with current().open(body), _loop_body(fb, 'parallel'):
-        *cell, t = _unflatten(Value(loop), [(0, c, 1) for c in cells + [tiles]], cells + [tiles])
+    from . import loops  # cycle: loops.py imports this module (here, not at the end of this file:
+    # there loops would load while compiletime, which it needs, is half loaded)
+    with current().open(body), loops._loop_body(fb, 'parallel'):
+        dims = [(0, c, 1) for c in cells + [tiles]]
+        *cell, t = loops._unflatten(Value(loop), dims, cells + [tiles])
         length = ops.binary('min', _word(g.store, cell).load(), n)
         start = ops.binary('mul', t, tile)
         end = ops.binary('min', ops.binary('add', start, tile), length)
@@ -254,6 +252,10 @@ def struct_for(fb, node, names, grouped, guards, g, offset):
             for (pos, _), c in zip(g.cell, cell):
                 idx[pos] = c
             idx[p] = Value(loop2)
-            _bind_indices(fb, names, idx, grouped, offset)
+            loops._bind_indices(fb, names, idx, grouped, offset)
             with only_active(guards[:-1], idx):  # (a bitmasked node above the lists)
                 fb.build_body(node.body)
+
+
+# a cycle inside the frontend: lvalues.py imports this module
+from . import lvalues  # noqa: E402

@@ -1,4 +1,4 @@
-"""API stage: the calls of Taichi's `ti.lang.impl` that Taichi programs make about the program
+"""Face floor: the calls of Taichi's `ti.lang.impl` that Taichi programs make about the program
 `ti.init()` set up: `impl.get_runtime().default_fp` / `.default_ip` (and their setters, as
 `ti.init(default_fp=...)` without the reset), `get_num_compiled_functions()` (kernel instances
 compiled since ti.init) and `impl.current_cfg()` (arch, debug, check_out_of_bound, default types)."""
@@ -23,7 +23,10 @@ class _Config(_DefaultTypes):
     """Taichi's CompileConfig, as far as vkdiff has its settings (read at each access)."""
     arch = 'vulkan'
     advanced_optimization = True
-    fast_math = True
+
+    @property
+    def fast_math(self):
+        return state.config.get('fast_math', True)
 
     @property
     def debug(self):

@@ -1,7 +1,7 @@
 """Pass helper (lowering, passes/lower.py): f64 transcendentals as inlined, straight-line IR.
 
 GLSL.std.450's Sin/Cos/Exp/Log/Pow/... accept only 16/32-bit floats, so passes/lower.py replaces
-an f64 `sin cos tan asin acos atan exp expm1 log log2 tanh pow atan2` statement (the op
+an f64 `sin cos tan asin acos atan exp exp2 expm1 log log2 tanh pow atan2` statement (the op
 table's `f64` column names the functions below, each (builder, *operands) -> value) by a sequence
 of operations that codegen supports natively in f64 (add sub mul div neg abs floor round sqrt
 min max, comparisons, select, casts, f64<->i64 bitcasts and i64 integer ops). No control flow is
@@ -511,6 +511,11 @@ def log2(b, x):
     res = b.select(b.lt(x, 0.0), NAN, res)
     res = b.select(b.eq(x, 0.0), -INF, res)            # +-0
     return b.select(b.isnan(x), x, res)
+
+
+def exp2(b, x):
+    """2^x as pow's final step computes it (exact at integers)."""
+    return b.select(b.isnan(x), x, _exp2_dd(b, x, b.const(0.0)))
 
 
 def expm1(b, x):

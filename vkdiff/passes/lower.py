@@ -1,13 +1,16 @@
 """Pass: lowering before codegen. Ops whose op-table entry (vkdiff/optable.py) has an IR lowering
 for the statement's type are expanded in place: f64 transcendentals (which GLSL.std.450 does not
 provide) become vkdiff's own f64 implementations (passes/f64math.py), inlined as IR (also round,
-ties away from zero, which GLSL leaves to the driver); a few f32 ops get an expansion where GLSL has no instruction."""
+ties away from zero, which GLSL leaves to the driver); a few f32 ops get an expansion where GLSL has no instruction.
+Under ti.init(fast_math=False) the f32 ops with vkdiff's own accurate implementation (the op
+table's `f32` column: passes/f32_trig.py, f32_explog.py, f32_divsqrt.py) are expanded into them."""
 from .. import ir
 from .. import optable
 from .. import types as T
 from ..errors import CompileError, located
 from ..irbuild import Builder, building
 from . import float_zero
+from .f32ops import F32Ops
 from .f64math import F64Ops
 
 F64_LOWERED = optable.F64_LOWERED
@@ -21,11 +24,22 @@ class F64Builder(F64Ops, Builder):
         self.guard_input = guard_input
 
 
-def lowering(s):
-    """The op table's IR lowering for statement `s`, or None."""
+class F32Builder(F32Ops, Builder):
+    """The builder accurate f32 lowerings (fast_math=False) run on: Python floats are f32
+    constants, deduplicated."""
+
+    def __init__(self, block, loc):
+        super().__init__(block, loc=loc, default_fp=T.f32, cache_consts=True)
+
+
+def lowering(s, fast_math=True):
+    """The op table's IR lowering for statement `s`, or None. With fast_math=False, an f32 op
+    with vkdiff's own accurate implementation (the table's `f32` column) gets that."""
     o = optable.OPS.get(s.op)
     if o is None or s.dtype is None or not s.dtype.is_float:
         return None
+    if s.dtype is T.f32 and not fast_math and o.f32 is not None:
+        return o.f32
     return o.f64 if s.dtype is T.f64 else o.lower
 
 
@@ -36,6 +50,8 @@ def lower_stmt(stmt, fn):
     block = ir.Block()
     if stmt.dtype is T.f64:
         b = F64Builder(block, stmt.loc, stmt.args[0])
+    elif stmt.dtype is T.f32 and stmt.op in optable.ACCURATE_F32 and fn is optable.OPS[stmt.op].f32:
+        b = F32Builder(block, stmt.loc)
     else:
         b = Builder(block, loc=stmt.loc, default_fp=stmt.dtype)
     with building(b):  # operands are Values: the lowering may use Python operators
@@ -62,9 +78,9 @@ def lower_f64(stmt):
     return lower_stmt(stmt, fn)
 
 
-def lower_task(task, features):
+def lower_task(task, features, fast_math=True):
     for s in list(ir.walk(task.body)):
-        fn = lowering(s)
+        fn = lowering(s, fast_math)
         if fn is not None:
             lower_stmt(s, fn)
     float_zero.rewrite_task(task.body, lower_stmt)   # x / 0.0, x * 0.0: drivers fold them wrongly
