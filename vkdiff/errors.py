@@ -148,6 +148,17 @@ class DynamicPoolError(OutOfMemoryError):
     it was dropped. Raised at the sync after the launch; ti.init(device_memory_GB=) gives more."""
 
 
+class WatchdogTimeout(VkdiffError, TimeoutError):
+    """Work submitted to the device (the kernels launched since the last sync) has not finished
+    within the watchdog's limit (ti.init(watchdog=seconds), VKDIFF_WATCHDOG; default 60 s, 0 =
+    no limit), instead of a hang. The work stays submitted: the next sync waits for it again.
+    `kernels`: the names of the kernels in flight."""
+
+    def __init__(self, message, kernels=()):
+        super().__init__(message)
+        self.kernels = tuple(kernels)
+
+
 class SourceLocation:
     """Where a statement came from in the user's code. `excerpt`, when known, is the source as
     Taichi prints it: each line of the node, each followed by a line of ^ under the node; the

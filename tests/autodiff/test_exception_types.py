@@ -20,7 +20,7 @@ def _fields(n=4):
 def test_every_vkdiff_exception_is_also_a_builtin_a_user_catches():
     plain = {errors.VkdiffError, errors.CompileError}  # Taichi's TaichiCompilationError: Exception
     builtin = (TypeError, ValueError, IndexError, RuntimeError, SyntaxError, NameError,
-               MemoryError, AssertionError, NotImplementedError, OverflowError)
+               MemoryError, AssertionError, NotImplementedError, OverflowError, TimeoutError)
     classes = [c for _, c in inspect.getmembers(errors, inspect.isclass)
                if issubclass(c, errors.VkdiffError) and c not in plain]
     assert len(classes) > 15

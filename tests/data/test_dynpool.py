@@ -98,12 +98,14 @@ def test_parallel_appends_to_one_list_lose_no_element_and_no_chunk(monkeypatch):
     np.testing.assert_array_equal(np.sort(a[:3000]), np.arange(3000) * 3)
     assert not a[3000:].any()
     pool = _pool(dn)
-    # every chunk a list of 3000 needs was taken once: the classes 4, 8, 16, ... elements
+    # the list holds every chunk a list of 3000 needs, once: the classes 4, 8, 16, ... elements;
+    # the chunks the losers of a race took are parked or counted lost (lang/dynpool.py)
     B, need, c = pool.B, 0, 0
     while B * ((1 << c) - 1) < 3000:
         need += 1 << c
         c += 1
-    assert int(pool.top.to_numpy()[0]) == need
+    assert pool.slots_in_use() == need
+    assert int(pool.top.to_numpy()[0]) == need + pool.slots_parked() + pool.slots_lost()
 
 
 def test_writes_past_the_length_in_missing_chunks_and_python_scope(monkeypatch):

@@ -45,6 +45,8 @@ def gen_atomic(cg, s):
         if fn == 'cas':  # store val if the word is attrs['expect']; the old word (i32 only)
             return cg.op('OpAtomicCompareExchange', t, ptr, scope, sem, sem, val,
                          m.i32(s.attrs['expect']))
+        if fn == 'xchg':  # store val; the old word
+            return cg.op('OpAtomicExchange', t, ptr, scope, sem, val)
         if fn in ('min', 'max'):
             name = ('OpAtomicS' if dt.is_signed else 'OpAtomicU') + ('Min' if fn == 'min' else 'Max')
         else:

@@ -2,9 +2,9 @@
 An element (list at `cell`, position j) lives at pool index (id - 1) * B + o, where chunk class
 c and offset o follow from j and id is the list's table word for c. A load gives 0 where the
 chunk is missing (or j is outside the list's extent); a store or atomic first allocates the
-chunk (a compare-exchange claims the table word, an atomic add takes slots from the pool's
-top) and is dropped
-when the pool is full (the allocation flags it; the sync after the launch raises)."""
+chunk, without waiting on any other invocation (`_allocate`: take a chunk, then publish it
+with a compare-exchange; the loser of a race uses the winner's and parks its own), and is
+dropped when the pool is full (the allocation flags it; the sync after the launch raises)."""
 import contextlib
 
 from .. import ir
@@ -53,47 +53,88 @@ def slot(pool, cell, j, allocate):
     return ops.select(valid, at, _ival(0)), valid
 
 
+def _raw_atomic(elem, fn, value, **attrs):
+    """An integer atomic on a bookkeeping word (elem: FieldElem): 'cas' (attrs expect=),
+    'xchg', 'add'...; the old word."""
+    return Value(emit('atomic', T.i32, elem.indices + [_ival(value).stmt],
+                      attrs={'buf': elem.field.buffer, 'comp': 0, 'fn': fn, **attrs}))
+
+
 def _allocate(pool, tbl, c):
-    """The table word's chunk id, allocating the chunk when it has none: the invocation that
-    claims the word (0 -> -1, a compare-exchange) takes the slots and installs them; one that
-    finds it claimed waits for the id (Taichi's lock around Dynamic_allocate). 0 when the pool
-    is full (then its failure word is set)."""
+    """The table word's chunk id, allocating the chunk when it has none; 0 when the pool is
+    full and no one published a chunk (then the pool's failure word is set). No invocation
+    waits on another (lang/dynpool.py). With the election on (D.elects), the lanes of a
+    subgroup that need the same missing chunk first elect one of them to claim it and share
+    its id (a subgroup min picks the word, elect the lane, a subgroup max hands the id over):
+    one chunk taken where each lane would take one. Only an economy: a lane that gets no id
+    from it (lanes not reconverged, a full pool) claims the chunk itself. Short, without
+    loops: on a CPU driver this code runs masked at every pooled write, chunk or not."""
     v = lvalues.LocalVar(T.i32)
     v.store(tbl.load())
     with _if(ops.binary('le', v.load(), 0)):
-        prev = Value(emit('atomic', T.i32, tbl.indices + [_ival(-1).stmt],
-                          attrs={'buf': pool.table.buffer, 'comp': 0, 'fn': 'cas', 'expect': 0}))
+        if D.elects():
+            key = _flat(pool.table, tbl.indices)
+            lead = Value(emit('sg_reduce', T.i32, [key.stmt], attrs={'fn': 'min'}))
+            with _if(ops.binary('eq', key, lead)):
+                r = lvalues.LocalVar(T.i32)
+                r.store(0)
+                with _if(Value(emit('sg_elect', T.u1))):
+                    r.store(_claim(pool, tbl, c))
+                v.store(Value(emit('sg_reduce', T.i32, [r.load().stmt], attrs={'fn': 'max'})))
+            with _if(ops.binary('le', v.load(), 0)):
+                v.store(_claim(pool, tbl, c))
+        else:
+            v.store(_claim(pool, tbl, c))
+    return v.load()
 
-        def wait():
-            v.store(prev)
-            body = ir.Block()
-            emit('while', None, blocks=[body])
-            with current().open(body):
-                with _if(ops.binary('ne', v.load(), -1)):
-                    emit('break')
-                v.store(tbl.atomic('bor', 0))
-        with _if(ops.binary('eq', prev, 0), wait):
-            new = _take(pool, c)
-            tbl.atomic('max', new)
-            v.store(new)
+
+def _flat(field, idx):
+    """The flat index of field[idx] (index statements), row-major."""
+    flat = _ival(0)
+    for s, n in zip(idx, field.shape):
+        flat = ops.binary('add', ops.binary('mul', flat, n),
+                          Value(s) if isinstance(s, ir.Stmt) else s)
+    return flat
+
+
+def _claim(pool, tbl, c):
+    """Take a chunk of our own (`_take`), then publish it with one compare-exchange 0 -> id.
+    The winner uses its chunk; a loser uses the id the winner published (the compare-exchange
+    returns it) and gives its own, still zero, back (`_give_back`). Straight-line code: a
+    handful of atomics, two branches."""
+    v = lvalues.LocalVar(T.i32)
+    mine = _take(pool, c)
+    prev = _raw_atomic(tbl, 'cas', mine, expect=0)  # (mine = 0, a full pool: changes nothing)
+    won = ops.binary('eq', prev, 0)
+    v.store(ops.select(won, mine, prev))
+    with _if(ops.binary('land', ops.unary('not', won), ops.binary('gt', mine, 0))):
+        _give_back(pool, c, mine)
+    with _if(ops.binary('le', v.load(), 0)):  # no chunk: the write is dropped, the sync raises
+        _word(pool.top, [1]).store(1)
     return v.load()
 
 
 def _take(pool, c):
-    """2^c slots from the pool's top: the first one's id (1-based), or 0 when the pool is full
-    (and its failure word set)."""
+    """A chunk of 2^c slots: the one parked in class c's spare word (an exchange with 0), else
+    fresh slots from the pool's top (an atomic add). Its id (1-based), or 0 when the pool is
+    full."""
+    got = lvalues.LocalVar(T.i32)
+    got.store(ops.binary('max', _raw_atomic(_word(pool.spare, [c]), 'xchg', 0), 0))
     size = ops.binary('shl', _ival(1), c)
     room = ops.binary('sub', _ival(pool.capacity), size)
     top = _word(pool.top, [0])
-    start = lvalues.LocalVar(T.i32)
-    start.store(-1)
-    with _if(ops.binary('le', top.load(), room)):
-        start.store(top.atomic('add', size))
-    s = start.load()
-    ok = ops.binary('land', ops.binary('ge', s, 0), ops.binary('le', s, room))
-    with _if(ops.unary('not', ok)):
-        _word(pool.top, [1]).store(1)
-    return ops.select(ok, ops.binary('add', s, 1), _ival(0))
+    with _if(ops.binary('land', ops.binary('eq', got.load(), 0),
+                        ops.binary('le', top.load(), room))):
+        s = _raw_atomic(top, 'add', size)
+        got.store(ops.select(ops.binary('le', s, room), ops.binary('add', s, 1), _ival(0)))
+    return got.load()
+
+
+def _give_back(pool, c, ident):
+    """Park chunk `ident` of class c (never written: still zero) in the class's spare word
+    (a compare-exchange 0 -> id); when it is taken, count the slots as lost (top[2])."""
+    with _if(ops.binary('ne', _raw_atomic(_word(pool.spare, [c]), 'cas', ident, expect=0), 0)):
+        _raw_atomic(_word(pool.top, [2]), 'add', ops.binary('shl', _ival(1), c))
 
 
 def address(field, indices, allocate):

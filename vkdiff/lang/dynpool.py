@@ -11,12 +11,37 @@ device as its lists grow, instead of dense storage for the whole extent:
   one element takes 64 there);
 - one pool per field placed in the node (`pools`: the field's dtype and element shape, shape
   (capacity * B,)); chunk ids count "slots" of B elements, 1-based, the same in every pool of
-  the node (a struct's members, the gradient); `top` (i32 [2]) counts the slots given out and
-  flags a failed allocation.
-Allocation (frontend/dynpool.py): the first write into a chunk that has none claims its table
-word (a compare-exchange 0 -> -1), takes 2^c slots from `top` (an atomic add) and installs
-them; an invocation that finds the word claimed waits for the id (as Taichi's lock around
-Dynamic_allocate), so no slot is lost to a race. Reading an element past the list's length or in a missing chunk gives 0.
+  the node (a struct's members, the gradient).
+Allocation (frontend/dynpool.py). The rule: no invocation ever waits on another. Vulkan
+promises no forward progress between invocations (SwiftShader; AMD, Intel and Apple GPUs;
+NVIDIA before Volta run a subgroup's lanes in lockstep), so an invocation spinning until
+another one publishes something may never see it: a hang, or a lost device on a GPU. Every
+step is therefore a bounded sequence of atomics (a compare-exchange retry loop in which some
+lane always succeeds is fine too), and a race is settled by whoever publishes first:
+- the first write into a chunk that has none takes a chunk of its own: the one parked in its
+  class's spare word, else 2^c fresh slots from `top` (an atomic add);
+- then publishes it: a compare-exchange of the table word 0 -> id. The winner uses its chunk;
+  a loser uses the id the compare-exchange returned (the winner's, already published) and
+  gives its own chunk, never written so still zero, back;
+- the spare words (`spare`: i32 [K], 0 = empty): a loser parks its chunk in its class's word
+  (a compare-exchange 0 -> id), and a taker first empties it (an exchange with 0). When the
+  word is taken the chunk's slots are counted in top[2] (`slots_lost`) and unused until
+  deactivate_all: a race among L lanes costs at most L - 2 chunks (a lockstep subgroup's
+  lanes all find the table word 0 at once: 4 on SwiftShader, 8 on lavapipe). Straight-line
+  code, a handful of atomics: on a CPU driver it runs masked at every pooled write (a first
+  version scanning a 64-word bag per class in a loop made an oit_renderer-like kernel 4x
+  slower to compile and 6x slower to run on lavapipe);
+- before that, where subgroups are wide (`elects`: 16 lanes or more, GPUs), the lanes of a
+  subgroup needing the same missing chunk elect one to claim it and share its id through
+  subgroup arithmetic (min picks the word, elect the lane, max hands the id over), so a
+  subgroup takes one chunk, not one per lane. Only an economy: a lane left without an id
+  (lanes not reconverged, a full pool) claims for itself.
+`top` (i32 [3]): slots given out, the failure flag, slots lost. Host-side allocation (Python
+scope) is sequential and takes fresh slots. Sparse pointer/bitmasked blocks (issue 24) can
+take and give back blocks through the same two steps: `_take` (spare word, else top) and
+`_give_back` (spare word, else lost), with a block class per size; a free list for blocks
+deactivated one by one belongs between launches (a separate task), never behind a wait.
+Reading an element past the list's length or in a missing chunk gives 0.
 A deactivated list keeps its chunks (its elements are zeroed) for its next appends;
 `snode.deactivate_all()` returns every chunk to the pool. When the pool is full the write is
 dropped and the sync after the launch raises `DynamicPoolError` (a MemoryError), never a silent
@@ -27,13 +52,14 @@ above it and its axis not split above it, uses the pool when its fields stored d
 take more than DENSE_LIMIT bytes; VKDIFF_DYNAMIC_POOL=1 uses it for every such node (the tests
 run both layouts), =0 never. Capacity: as many slots as fit every member's pool in one storage
 buffer (maxStorageBufferRange: 128 MiB on lavapipe) and all of them in the budget
-(ti.init(device_memory_GB=...), default 1 GiB), and never more than the dense extent."""
+(ti.init(device_memory_GB=...), default 1 GiB), and never more than the dense extent plus
+64 lists' worth (room for the chunks races cost)."""
 import os
 
 import numpy as np
 
 from .. import types as T
-from ..errors import DynamicPoolError
+from ..errors import DynamicPoolError, OutOfMemoryError
 from . import state
 from .sparse import layout_of
 from .sparse import guards_of, host_active, fields_under
@@ -47,6 +73,27 @@ def _mode():
     v = os.environ.get('VKDIFF_DYNAMIC_POOL', '').strip().lower()
     return 'always' if v in ('1', 'always', 'true') else 'never' if v in ('0', 'never', 'false') \
         else 'auto'
+
+
+ELECT_MIN_SUBGROUP = 16  # subgroup width from which the lanes elect one claimer
+
+
+def elects():
+    """Do pooled writes elect one lane per subgroup to claim a missing chunk? Where the
+    subgroup is wide (GPUs: 32, 64 lanes, each racing lane would take a chunk) and the device
+    has subgroup arithmetic; not on the CPU drivers' 4 and 8 lanes, where the code runs masked
+    even when no lane needs it. VKDIFF_DYNAMIC_POOL_ELECT=1 / 0 forces it on / off."""
+    force = os.environ.get('VKDIFF_DYNAMIC_POOL_ELECT', '').strip()
+    if force == '0':
+        return False
+    if state.offline is not None:
+        feats, width = state.offline.features, getattr(state.offline, 'subgroup_size', 0)
+    else:
+        rt = state.runtime()
+        feats, width = rt.features, rt.subgroup_size
+    if not feats.get('subgroup_arithmetic'):
+        return False
+    return force == '1' or (width or 0) >= ELECT_MIN_SUBGROUP
 
 
 def wants_pool(node, fields):
@@ -94,29 +141,44 @@ class Pool:
         slot_bytes = [self.B * int(np.prod(f.elem_shape, dtype=np.int64)) * f.dtype.nbytes
                       for f in self.members]
         limit = state.limits()['max_storage_buffer_range']
-        budget = state.config.get('device_memory_GB')
-        budget = int(float(budget) * (1 << 30)) if budget else DEFAULT_BUDGET
+        given = state.config.get('device_memory_GB')
+        budget = int(float(given) * (1 << 30)) if given else DEFAULT_BUDGET
         self.capacity = max(1, min(limit // max(slot_bytes), budget // max(1, sum(slot_bytes)),
-                                   lists * ((1 << self.K) - 1)))
+                                   (lists + 64) * ((1 << self.K) - 1)))
         tag = f'_dynamic_pool{id(node) % 100000}'
         self.table = self._bookkeeping(Field(T.i32, cont + (self.K,), (), name=f'{tag}_table'))
-        self.top = self._bookkeeping(Field(T.i32, (2,), (), name=f'{tag}_top'))
-        self.pools = {}
-        for f in self.members:
-            p = Field(f.dtype, (self.capacity * self.B,), f.elem_shape, name=f'{f.name}@pool',
-                      role=f.buffer.role)
-            _unlist(p)
-            self.pools[f] = p
-        for f, p in self.pools.items():  # the adjoint of a pool access is in the grad's pool
-            for kind in ('grad', 'dual'):
-                g = getattr(f, '_' + kind)
-                if g is not None and g in self.pools:
-                    setattr(p, kind, self.pools[g])
-                    self.pools[g].buffer.primal = p.buffer
-                    self.pools[g].is_grad_of = p
+        self.top = self._bookkeeping(Field(T.i32, (3,), (), name=f'{tag}_top'))
+        self.spare = self._bookkeeping(Field(T.i32, (self.K,), (), name=f'{tag}_spare'))
+        self.pools = self._make_pools(Field, user_budget=bool(given))
         self.bytes = sum(p.storage.nbytes for p in self.pools.values()) + \
             self.table.storage.nbytes
         self._watch()
+
+    def _make_pools(self, Field, user_budget):
+        """A pool per member, `capacity` slots each; without a budget from ti.init, halved
+        until the device can allocate them (SwiftShader: one 2 GiB heap for 1 GiB buffers)."""
+        while True:
+            pools = {}
+            try:
+                for f in self.members:
+                    p = Field(f.dtype, (self.capacity * self.B,), f.elem_shape,
+                              name=f'{f.name}@pool', role=f.buffer.role)
+                    _unlist(p)
+                    pools[f] = p
+                    p.storage  # (allocated now)
+                break
+            except OutOfMemoryError:
+                if user_budget or self.capacity <= 1:
+                    raise
+                self.capacity //= 2
+        for f, p in pools.items():  # the adjoint of a pool access is in the grad's pool
+            for kind in ('grad', 'dual'):
+                g = getattr(f, '_' + kind)
+                if g is not None and g in pools:
+                    setattr(p, kind, pools[g])
+                    pools[g].buffer.primal = p.buffer
+                    pools[g].is_grad_of = p
+        return pools
 
     @staticmethod
     def _bookkeeping(f):
@@ -171,11 +233,27 @@ class Pool:
             ids = tab[tuple(cells) + (c,)].astype(np.int64)
         return np.where(ids > 0, (ids - 1) * self.B + o, -1)
 
+    def slots_in_use(self):
+        """Slots of the chunks the lists hold (their table words)."""
+        tab = self.table.storage.for_host_read()
+        return int(sum(int((tab[..., c] > 0).sum()) << c for c in range(self.K)))
+
+    def slots_parked(self):
+        """Slots of the chunks parked in the spare words (given back by the loser of a race)."""
+        spare = self.spare.storage.for_host_read()
+        return int(sum(int(spare[c] > 0) << c for c in range(self.K)))
+
+    def slots_lost(self):
+        """Slots of chunks given back while the spare word was taken: unused until
+        deactivate_all (a race among L lanes costs at most L - 2 such chunks)."""
+        return int(self.top.storage.for_host_read()[2])
+
     def clear(self):
         """deactivate_all: every list empty, every chunk back in the pool (zeroed)."""
         used = min(int(self.top.storage.for_host_read()[0]), self.capacity) * self.B
         self.table.storage.for_host_overwrite()[...] = 0
         self.top.storage.for_host_overwrite()[...] = 0
+        self.spare.storage.for_host_overwrite()[...] = 0
         for p in self.pools.values():  # (the slots given out: pages never touched stay free)
             p.storage.for_host_write()[:used] = 0
 

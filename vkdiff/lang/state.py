@@ -56,7 +56,8 @@ def runtime():
                                 'kernels compile, but nothing runs on a device')
         # deferred: the runtime (and the native module) loads with the device
         from ..runtime.program import Runtime
-        _runtime = Runtime(config['device'], config['disable_features'])
+        _runtime = Runtime(config['device'], config['disable_features'],
+                           config['watchdog'] if 'watchdog' in config else _watchdog({}))
     return _runtime
 
 
@@ -110,6 +111,24 @@ def _ad_stack_size(kwargs):
     return n
 
 
+DEFAULT_WATCHDOG = 60.0  # seconds a sync may wait for the device (runtime/program.py)
+
+
+def _watchdog(kwargs):
+    """ti.init(watchdog=seconds), else VKDIFF_WATCHDOG, else DEFAULT_WATCHDOG; 0: no limit."""
+    v = kwargs.get('watchdog')
+    if v is None:
+        v = os.environ.get('VKDIFF_WATCHDOG', '').strip() or DEFAULT_WATCHDOG
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        v = -1.0
+    if not v >= 0:
+        raise VkdiffValueError(f'the watchdog is a number of seconds >= 0 (0: no limit), got '
+                               f'{kwargs.get("watchdog", os.environ.get("VKDIFF_WATCHDOG"))!r}')
+    return v
+
+
 def _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
                **kwargs):
     # deferred: the compiler loads on the first compile (or print_ir=)
@@ -125,7 +144,8 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
                   ad_stack_size=stack, print_ir=printed,
                   kernel_profiler=bool(kwargs.get('kernel_profiler')),
                   fast_math=bool(kwargs.get('fast_math', True)),
-                  device_memory_GB=kwargs.get('device_memory_GB'))
+                  device_memory_GB=kwargs.get('device_memory_GB'),
+                  watchdog=_watchdog(kwargs))
     for hook in init_hooks:  # (profiler: records belong to the program init() replaces)
         hook()
     if device is not None:  # an index or a deviceUUID (runtime/devices.py resolves it)

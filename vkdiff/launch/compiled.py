@@ -264,6 +264,7 @@ class TaskList:
 
     def launch(self, args, push=None):
         rt = state.runtime()
+        rt.note_launch(self.name, self.fresh)
         if push is None:
             push = self.pack(args)
         single = False  # the last reduction ran as one workgroup (and applied its sum itself)

@@ -12,7 +12,11 @@ writes touch it directly: a read waits for the recorded and running commands onl
 write the field, a write when they use it at all (a write must not reach a command recorded before
 it). Elsewhere a field is a device buffer plus a staging copy, moved by upload/download commands.
 Besides dispatches the batch records fills and copies (vkCmdFillBuffer / vkCmdCopyBuffer: field
-fills and gradient clearing need no shader); their hazards are tracked as a dispatch's."""
+fills and gradient clearing need no shader); their hazards are tracked as a dispatch's.
+
+The watchdog: a wait for the device longer than `watchdog` seconds raises WatchdogTimeout naming
+the kernels launched since the last finished sync; the work stays submitted (the native module
+waits on a fence of its own, README: Watchdog)."""
 import atexit
 import os
 import time
@@ -20,7 +24,7 @@ import weakref
 
 import numpy as np
 
-from ..errors import OutOfMemoryError, RuntimeError_
+from ..errors import OutOfMemoryError, RuntimeError_, WatchdogTimeout
 from . import devices, validation
 
 def _load_native():
@@ -40,6 +44,10 @@ def _load_native():
 # commands', short enough that the device starts early. VKDIFF_KICK_MS overrides (0: after every
 # launch; a negative value: never, only at sync points).
 KICK_SECONDS = float(os.environ.get('VKDIFF_KICK_MS', 1.0)) / 1000
+
+# Seconds a wait may take, whatever the watchdog's limit, while a kernel's first launch is in
+# flight (its shaders may compile then: Runtime._submit).
+FIRST_LAUNCH_GRACE = 300.0
 
 
 class Storage:
@@ -117,7 +125,7 @@ def _prewarm_helps(rt):
 
 
 class Runtime:
-    def __init__(self, device_index=0, disable_features=()):
+    def __init__(self, device_index=0, disable_features=(), watchdog=0.0):
         native = _load_native()
         validation.maybe_enable()
         # an index or a deviceUUID; VKDIFF_DEVICE wins (the native module reads it too)
@@ -137,6 +145,11 @@ class Runtime:
         self.device_type = self.info.device_type if self.info else 'other'
         self.driver_id = self.info.driver_id if self.info else 'unknown'
         self.batch = self.device.batch()
+        self.watchdog = float(watchdog)  # seconds a wait for the device may take (0: no limit)
+        if hasattr(type(self.device), 'watchdog'):  # (a native module not rebuilt yet: none)
+            self.device.watchdog = self.watchdog
+        self.in_flight = {}  # names of the kernels launched since the last finished sync
+        self.first_in_flight = False  # and was one of them a kernel's first launch?
         self.written = set()  # buffers written since the last barrier
         self.read = set()     # buffers read since the last barrier
         self.staged = set()   # storages whose staging memory pending commands use
@@ -258,10 +271,54 @@ class Runtime:
         if self.prewarming and items:
             self.device.prewarm(items)
 
+    def note_launch(self, name, first=False):
+        """A kernel is being launched (`first`: its first launch): named by WatchdogTimeout
+        until the next sync ends."""
+        if len(self.in_flight) < 64:
+            self.in_flight[name] = True
+        self.first_in_flight = self.first_in_flight or bool(first)
+
+    def _submit(self, wait):
+        """batch.submit, a native watchdog timeout raised as vkdiff's WatchdogTimeout. While a
+        kernel's first launch is in flight the wait goes on up to FIRST_LAUNCH_GRACE: it may
+        include compiling its shaders (lavapipe compiles at the first dispatch, on the device's
+        queue; measured 13 s for one kernel, over 60 s under load)."""
+        t0 = time.perf_counter()
+        try:
+            self.batch.submit(wait)
+        except TimeoutError as e:
+            while self.first_in_flight and time.perf_counter() - t0 < FIRST_LAUNCH_GRACE:
+                try:
+                    if wait:
+                        self.batch.wait()  # (submitted: wait on)
+                    else:
+                        self.batch.submit(False)  # (timed out making room: not submitted yet)
+                    return
+                except TimeoutError as again:
+                    e = again
+            raise self._timeout(e) from None
+
+    def _timeout(self, e):
+        names = list(self.in_flight)
+        what = (f'kernel{"s" if len(names) > 1 else ""} ' + ', '.join(names)) if names \
+            else 'work'
+        return WatchdogTimeout(
+            f'{what} submitted to {self.name} since the last sync did not finish within the '
+            f'watchdog\'s limit of {self.watchdog:g} s (ti.init(watchdog=seconds) or '
+            'VKDIFF_WATCHDOG; 0 = no limit) [' + str(e) + ']. It is still running: the next '
+            'sync waits for it again, and once it has finished everything continues. A kernel '
+            'that never ends (an endless loop, or invocations waiting on each other) cannot be '
+            'stopped, and on a CPU driver (lavapipe, SwiftShader) a fresh device from ti.init() '
+            'only runs after it: then restart the process.', names)
+
+    @property
+    def hung(self):
+        return bool(getattr(self.device, 'hung', False))
+
     def kick(self):
         """Submit what is recorded without waiting for it (nothing when nothing is pending)."""
         if self.can_kick and self.batch.pending:
-            self.batch.submit(False)  # queued; the hazard sets still hold what it does
+            self._submit(False)  # queued; the hazard sets still hold what it does
             self.recording_since = None
 
     def flush(self):
@@ -273,7 +330,9 @@ class Runtime:
         for st, _ in checks:
             self.download(st)
         if busy:
-            self.batch.submit()  # and wait for it and everything submitted before
+            self._submit(True)  # and wait for it and everything submitted before
+        self.in_flight.clear()
+        self.first_in_flight = False
         self.recording_since = None
         self.written.clear()
         self.read.clear()
@@ -294,6 +353,7 @@ class Runtime:
         # nobody is left to report errors to; what is only printed (kernel prints) still prints
         self.status_checks = [c for c in self.status_checks if getattr(c[1], 'at_close', False)]
         try:
-            self.flush()
+            if not self.hung:  # (after a watchdog timeout: no second wait, the device is left)
+                self.flush()
         finally:
             self.device.close()

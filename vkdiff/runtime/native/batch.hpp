@@ -168,6 +168,7 @@ struct PyBatch {
     // Submissions not yet waited for, oldest first (submit(wait=False)); at most kMaxInflight:
     // the host records the next commands while the device runs these.
     std::deque<std::shared_ptr<kp::Sequence>> inflight;
+    std::deque<VkFence> fences;  // the watchdog's fence of each (VK_NULL_HANDLE: none)
     static constexpr size_t kMaxInflight = 2;
 
     // Submit what is recorded. wait=True: then wait for it and every earlier submission (the
@@ -183,23 +184,38 @@ struct PyBatch {
             if (wait) this->wait();
             return;
         }
+        busy = true;
+        try {  // room first: a Timeout here leaves what is recorded recorded
+            py::gil_scoped_release nogil;
+            while (!wait && inflight.size() >= kMaxInflight) await_oldest();
+        } catch (const Timeout&) {
+            busy = false;
+            throw;
+        } catch (...) {
+            busy = false;
+            abandon();
+            throw;
+        }
         std::shared_ptr<kp::Sequence> s = std::move(seq);
         bound = nullptr;
         pending = 0;
         s->record(ctx->host_barrier);
         ctx->awake.extend();
-        busy = true;
         try {
             py::gil_scoped_release nogil;
-            while (!wait && inflight.size() >= kMaxInflight) await_oldest();
+            VkFence f = VK_NULL_HANDLE;
             try {
-                ctx->start(*s);
+                f = ctx->start(*s);
             } catch (...) {
                 s->destroy();
                 throw;
             }
             inflight.push_back(s);
+            fences.push_back(f);
             while (wait && !inflight.empty()) await_oldest();
+        } catch (const Timeout&) {  // still submitted: a later wait may see it finish
+            busy = false;
+            throw;
         } catch (...) {
             busy = false;
             abandon();
@@ -217,6 +233,9 @@ struct PyBatch {
         try {
             py::gil_scoped_release nogil;
             while (!inflight.empty()) await_oldest();
+        } catch (const Timeout&) {
+            busy = false;
+            throw;
         } catch (...) {
             busy = false;
             abandon();
@@ -228,8 +247,15 @@ struct PyBatch {
     void await_oldest()
     {
         std::shared_ptr<kp::Sequence> s = inflight.front();
+        if (fences.front() != VK_NULL_HANDLE) {
+            ctx->await(fences.front(), "a batch of commands");  // (Timeout: both stay queued)
+            fences.front() = VK_NULL_HANDLE;
+        } else if (ctx->hung) {
+            fail("the device is hung: an earlier wait ran past the watchdog's limit");
+        }
         s->evalAwait();
         inflight.pop_front();
+        fences.pop_front();
         // kp's command pool lacks RESET_COMMAND_BUFFER, so a used command
         // buffer cannot be begun again: the next record makes a new Sequence.
         s->destroy();
@@ -237,19 +263,27 @@ struct PyBatch {
 
     void abandon()  // after an error: nothing may still run when the sequences are freed
     {
-        if (!inflight.empty() && !ctx->closed) vkQueueWaitIdle(*ctx->queue);
-        for (auto& s : inflight) s->destroy();
+        if (ctx->hung) {  // it may never end: keep what it uses, wait for nothing
+            for (auto& s : inflight) keep_forever(s);
+        } else {
+            if (!inflight.empty() && !ctx->closed) vkQueueWaitIdle(*ctx->queue);
+            for (auto& s : inflight) s->destroy();
+            for (VkFence f : fences)
+                if (f != VK_NULL_HANDLE && !ctx->closed) vkDestroyFence(*ctx->device, f, nullptr);
+        }
         inflight.clear();
+        fences.clear();
     }
 
     ~PyBatch()
     {
+        if (ctx->closed) return;  // close() freed, or kept forever, what they use
         try {
-            if (!ctx->closed)
+            if (!ctx->hung)
                 while (!inflight.empty()) await_oldest();
         } catch (...) {
-            abandon();
         }
+        abandon();
     }
 };
 

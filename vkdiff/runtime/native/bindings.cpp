@@ -30,6 +30,9 @@ PYBIND11_MODULE(_vkrt, m)
               "buffers, pipelines, and batches with explicit barriers (on Kompute).";
     static py::exception<OutOfMemory>& oom =
       py::register_exception<OutOfMemory>(m, "OutOfMemoryError", PyExc_MemoryError);
+    static py::exception<Timeout>& timeout =
+      py::register_exception<Timeout>(m, "WatchdogTimeout", PyExc_TimeoutError);
+    (void)timeout;
     // Vulkan errors from vulkan.hpp are std::system_error: make them RuntimeError too
     // (out of memory: OutOfMemoryError).
     py::register_exception_translator([](std::exception_ptr p) {
@@ -156,6 +159,16 @@ PYBIND11_MODULE(_vkrt, m)
       .def("stop_prewarm", &PyDevice::stop_prewarm,
            "Drop the prewarms not started, wait for the one running, close the helper device.")
       .def("close", &PyDevice::close)
+      .def_property("watchdog",
+           [](const PyDevice& d) { return d.ctx->watchdog_ns / 1e9; },
+           [](PyDevice& d, double seconds) {
+               if (!(seconds >= 0)) fail("the watchdog's limit is a number of seconds >= 0");
+               d.ctx->watchdog_ns = uint64_t(seconds * 1e9);
+           },
+           "Seconds a wait for submitted work may take before it raises WatchdogTimeout "
+           "(a TimeoutError; the work stays submitted); 0: no limit. Set before submitting.")
+      .def_property_readonly("hung", [](const PyDevice& d) { return d.ctx->hung; },
+           "Did a wait time out, with that work not seen finishing since?")
       .def("__repr__", [](const PyDevice& d) { return "<vkdiff Device '" + d.name + "' Vulkan " + d.api_version + ">"; });
 }
 

@@ -186,4 +186,10 @@ int device_index(VkInstance inst, const std::string& spec)
          "; the devices are:" + (known.empty() ? std::string(" none") : known));
 }
 
+void keep_forever(std::shared_ptr<void> p)
+{
+    static auto* kept = new std::vector<std::shared_ptr<void>>();  // (leaked on purpose)
+    kept->push_back(std::move(p));
+}
+
 }  // namespace vkrt

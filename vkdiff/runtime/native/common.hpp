@@ -65,6 +65,16 @@ struct OutOfMemory : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// A fence wait ran past the watchdog's limit (Ctx::watchdog_ns): Python's
+// _vkrt.WatchdogTimeout, a TimeoutError. The work stays submitted (it may still finish).
+struct Timeout : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Kept alive until the process ends, never destroyed: what a hung device's commands may still
+// use (sequences, buffers, pipelines, the device), and destroying it could hang or crash.
+void keep_forever(std::shared_ptr<void> p);
+
 void check(VkResult r, const char* what);
 std::string version_string(uint32_t v);
 

@@ -313,6 +313,12 @@ struct Ctx {
     std::mutex queue_mutex;  // vkQueueSubmit needs external synchronisation
     std::shared_mutex building;  // held shared while pipelines are made without the GIL; close() waits
     bool closed = false;
+    // The watchdog: a wait for submitted work longer than this raises Timeout (0: no limit).
+    uint64_t watchdog_ns = 0;
+    // A wait timed out and that work has not been seen finishing since: it may still run
+    // (a spinning shader on a driver that cannot stop it), so nothing it uses is destroyed
+    // and close() neither waits nor frees (keep_forever).
+    bool hung = false;
     std::vector<std::weak_ptr<kp::Tensor>> tensors;
     std::vector<std::weak_ptr<kp::Algorithm>> algos;
     std::vector<std::weak_ptr<kp::Sequence>> seqs;
@@ -352,15 +358,51 @@ struct Ctx {
 
     void run(kp::Sequence& seq)  // submit and wait; may run without the GIL
     {
-        std::lock_guard<std::mutex> lock(queue_mutex);
-        seq.evalAsync();
+        VkFence f = start(seq);
+        if (f != VK_NULL_HANDLE) {
+            try {
+                await(f, "a transfer");
+            } catch (const Timeout&) {
+                keep_forever(seq.shared_from_this());
+                throw;
+            }
+        }
         seq.evalAwait();
     }
 
-    void start(kp::Sequence& seq)  // submit only; may run without the GIL
+    // Submit only; may run without the GIL. With the watchdog on, also a fence that signals
+    // once everything submitted so far has finished (an empty submission: kp's own fence
+    // cannot be waited on with a limit, its evalAwait frees it even on a timeout).
+    VkFence start(kp::Sequence& seq)
     {
         std::lock_guard<std::mutex> lock(queue_mutex);
         seq.evalAsync();
+        if (!watchdog_ns) return VK_NULL_HANDLE;
+        VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VkFence f = VK_NULL_HANDLE;
+        check(vkCreateFence(*device, &fci, nullptr, &f), "vkCreateFence");
+        VkResult r = vkQueueSubmit(*queue, 0, nullptr, f);
+        if (r != VK_SUCCESS) {
+            vkDestroyFence(*device, f, nullptr);
+            check(r, "vkQueueSubmit");
+        }
+        return f;
+    }
+
+    // Wait for fence f (from start) within the watchdog's limit, then free it. On a timeout
+    // the fence stays (a later await may find it signalled: the work finished after all) and
+    // Timeout is thrown. Clears `hung` when it finishes in time.
+    void await(VkFence f, const char* what)
+    {
+        VkResult r = vkWaitForFences(*device, 1, &f, VK_TRUE, watchdog_ns ? watchdog_ns : UINT64_MAX);
+        if (r == VK_TIMEOUT) {
+            hung = true;
+            throw Timeout(std::string(what) + " submitted to the device has not finished within "
+                          "the watchdog's limit of " + std::to_string(watchdog_ns / 1e9) + " s");
+        }
+        vkDestroyFence(*device, f, nullptr);
+        check(r, "vkWaitForFences");
+        hung = false;
     }
 
     VkBuffer make_buffer(VkDeviceSize bytes, VkBufferUsageFlags usage, VkMemoryRequirements* req)
@@ -462,6 +504,17 @@ struct Ctx {
         if (closed) return;
         closed = true;
         if (!device) return;
+        if (hung) {  // its commands may still run: free nothing, wait for nothing
+            for (auto& w : seqs) if (auto s = w.lock()) keep_forever(s);
+            for (auto& w : algos) if (auto a = w.lock()) keep_forever(a);
+            for (auto& w : texel_algos) if (auto a = w.lock()) keep_forever(a);
+            for (auto& w : texel_views) if (auto v = w.lock()) keep_forever(v);
+            for (auto& w : tensors) if (auto t = w.lock()) keep_forever(t);
+            keep_forever(mgr);
+            keep_forever(device);
+            keep_forever(owner);
+            return;
+        }
         std::unique_lock<std::shared_mutex> wait_builds(building);
         std::lock_guard<std::mutex> lock(queue_mutex);
         vkDeviceWaitIdle(*device);
