@@ -1,0 +1,56 @@
+"""Edges of Taichi's memory layout (issue 24, lang/layout.py) found by review: gradients of
+re-laid-out fields in Python scope, and out-of-range kernel indices that Taichi's address puts
+on another field. Expected values: Taichi 1.7.4 (arch=ti.cpu), printed by the same programs."""
+import warnings
+
+import numpy as np
+import pytest
+
+import vkdiff as ti
+
+
+def test_gradient_aliases_in_python_scope_as_its_primal():
+    """`ti.root.dense(ti.l, 4).dense(ti.i, 1).place(x, y, z)` then `ti.root.lazy_grad()`: Taichi
+    places each gradient beside its primal, so `x.grad[2, 0]` is `x.grad[0, 2]` as `x[2, 0]` is
+    `x[0, 2]`. Taichi 1.7.4 prints x.grad [0, 0, 5, 0] and z.grad [0, 0, 0, 0, 5, 6, 0, 0] after
+    the writes below; vkdiff raised FieldIndexError for the gradients only."""
+    x = ti.field(ti.f32)
+    y = ti.field(ti.f32, needs_grad=True)
+    z = ti.Vector.field(2, ti.f32, needs_grad=True)
+    ti.root.dense(ti.l, 4).dense(ti.i, 1).place(x, y, z)
+    ti.root.lazy_grad()
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter('always')
+        x.grad[2, 0] = 5.0
+        y.grad[2, 0] = 5.0
+        z.grad[2, 0] = [5.0, 6.0]
+        assert x.grad[3, 0] == 0.0 and y.grad[2, 0] == 5.0
+    assert sum(issubclass(w.category, ti.FieldAliasWarning) for w in rec) == 3  # once per field
+    np.testing.assert_array_equal(x.grad.to_numpy().ravel(), [0, 0, 5, 0])
+    np.testing.assert_array_equal(y.grad.to_numpy().ravel(), [0, 0, 5, 0])
+    np.testing.assert_array_equal(z.grad.to_numpy().ravel(), [0, 0, 0, 0, 5, 6, 0, 0])
+    with pytest.raises(ti.FieldIndexError):
+        x.grad[4, 0]  # address 4: past the field
+
+
+@pytest.mark.xfail(strict=True, reason='each field keeps its own buffer: a run-time index that '
+                   "Taichi's address puts on another field's slot (a child node of the same "
+                   'cell) lands in the next row of the same field instead (README "Field '
+                   'layout" says it is dropped)')
+def test_kernel_index_past_a_child_node_lands_on_the_sibling_field():
+    """`blk = ti.root.dense(ti.i, 4); blk.place(a); blk.dense(ti.j, 3).place(b)`: Taichi's cell i
+    holds a[i] then b[i, 0:3], so b[1, 3] is a[2]. Taichi 1.7.4 prints a [0, 0, 9, 0] and b all
+    zero; vkdiff wrote b[2, 0] = 9 (the row-major address 1 * 3 + 3) and left a alone."""
+    a = ti.field(ti.f32)
+    b = ti.field(ti.f32)
+    blk = ti.root.dense(ti.i, 4)
+    blk.place(a)
+    blk.dense(ti.j, 3).place(b)
+
+    @ti.kernel
+    def w(j: ti.i32):
+        b[1, j] = 9.0
+
+    w(3)
+    np.testing.assert_array_equal(b.to_numpy().ravel(), np.zeros(12))
+    np.testing.assert_array_equal(a.to_numpy(), [0, 0, 9, 0])
