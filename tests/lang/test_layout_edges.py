@@ -54,3 +54,29 @@ def test_kernel_index_past_a_child_node_lands_on_the_sibling_field():
     w(3)
     np.testing.assert_array_equal(b.to_numpy().ravel(), np.zeros(12))
     np.testing.assert_array_equal(a.to_numpy(), [0, 0, 9, 0])
+
+
+def test_constant_index_out_of_range_beside_a_run_time_one():
+    """`x[1, t + 3]` on an `offset=(-1, 3)` time-major field: the constant 1 is out of range on
+    axis i, but the address depends on t, so Taichi compiles it and the write lands where its
+    address puts it (stored (2, t): x[-1, t + 4]). Taichi 1.7.4 prints row -1 as [100, 100,
+    101, ..., 106] and row 0 as zeros; vkdiff refused the kernel with a CompileError."""
+    x = ti.field(ti.f32)
+    ti.root.dense(ti.l, 8).dense(ti.i, 2).place(x, offset=(-1, 3))
+
+    @ti.kernel
+    def w():
+        for t in range(8):
+            x[1, t + 3] = t
+            x[-1, t + 3] += 100
+
+    w()
+    np.testing.assert_array_equal(x.to_numpy(), [[100, 100, 101, 102, 103, 104, 105, 106],
+                                                 [0] * 8])
+
+    @ti.kernel
+    def past():
+        x[1, 10] = 1.0  # every index constant: still judged at compile time
+
+    with pytest.raises(ti.CompileError):
+        past()
