@@ -468,6 +468,14 @@ def _caller_assignment_name():
     if frame is None:
         return None
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    if ';' in line:  # `a = ti.field(...); b = ti.field(...)`: the statement of this call
+        try:
+            col = list(frame.f_code.co_positions())[frame.f_lasti // 2][2]
+        except (AttributeError, IndexError):  # (no column information)
+            col = None
+        if col is None:
+            return None
+        line = line[:col].rsplit(';', 1)[-1] + line[col:]
     m = re.match(r'\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=[^=]', line)
     return m.group(1) if m else None
 
