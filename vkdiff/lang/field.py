@@ -97,6 +97,9 @@ class Field(ir.ElementShape):
     @property
     def shape(self):
         shape = self.buffer.shape
+        if shape is None and self.__dict__.get('_destroyed'):
+            raise VkdiffError(f'field {self.name} is gone: its SNode tree was destroyed '
+                              '(FieldsBuilder.finalize(...).destroy())')
         if shape is None:
             raise VkdiffError(f'field {self.name} has no shape yet: place it with '
                               'ti.root.dense(ti.i, n).place(x) or ti.root.place(x)')
