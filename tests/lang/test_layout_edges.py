@@ -80,3 +80,50 @@ def test_constant_index_out_of_range_beside_a_run_time_one():
 
     with pytest.raises(ti.CompileError):
         past()
+
+
+def test_field_order_sets_the_layout():
+    """`ti.field(shape=(3, 4), order='ji')` is Taichi's ti.root.dense(ti.j, 4).dense(ti.i, 3):
+    x[i, j] at i + 3 * j. Taichi 1.7.4 reads x[3, 0] as x[0, 1] (1.0) and x[4, 1] as x[1, 2]
+    (6.0), and x[0, 4] past the field (0.0); vkdiff ignored order= (row-major: 0.0, 0.0, 4.0,
+    and FieldIndexError in Python scope). Vector fields, gradients and offsets follow it."""
+    x = ti.field(ti.f32, shape=(3, 4), order='ji')
+    x.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+
+    @ti.kernel
+    def r(i: ti.i32, j: ti.i32) -> ti.f32:
+        return x[i, j]
+
+    assert [r(3, 0), r(4, 1), r(0, 4), r(1, 2)] == [1.0, 6.0, 0.0, 6.0]
+    with pytest.warns(ti.FieldAliasWarning):
+        assert x[3, 0] == 1.0
+    v = ti.Vector.field(3, ti.f32, shape=(2, 3), order='ji')
+    v.from_numpy(np.arange(18, dtype=np.float32).reshape(2, 3, 3))
+
+    @ti.kernel
+    def rv(i: ti.i32, j: ti.i32) -> ti.f32:
+        return v[i, j][2]
+
+    assert [rv(2, 0), rv(0, 3), rv(1, 1)] == [5.0, 0.0, 14.0]  # Taichi 1.7.4's
+
+    g = ti.field(ti.f32, shape=(3, 4), order='ji', needs_grad=True, offset=(1, -2))
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    g.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+
+    @ti.kernel
+    def f():
+        for i, j in g:
+            loss[None] += g[i, j] ** 2 * (i + 2 * j)
+
+    with ti.ad.Tape(loss):
+        f()
+    assert loss[None] == 1188.0  # Taichi 1.7.4's
+    np.testing.assert_array_equal(g.grad.to_numpy().ravel(),
+                                  [0, -2, 4, 18, -16, 0, 24, 56, -16, 18, 60, 110])
+    with pytest.warns(ti.FieldAliasWarning):
+        assert g.grad[4, -2] == -2.0  # g.grad[1, -1], as Taichi
+    for bad in ['ii', 'jik', 'ab', 3]:
+        with pytest.raises(ti.TaichiCompilationError, match='order='):
+            ti.field(ti.f32, shape=(2, 2), order=bad)
+    with pytest.raises(ti.TaichiCompilationError, match='shape cannot be None when order is set'):
+        ti.field(ti.f32, order='ij')

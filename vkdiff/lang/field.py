@@ -6,8 +6,9 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import (FieldIndexError, FieldOffsetError, IndexCountError, IndexTypeError, TaichiRuntimeError,
-                      UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
+from ..errors import (FieldIndexError, FieldOffsetError, FieldOrderError, IndexCountError,
+                      IndexTypeError, TaichiRuntimeError, UnsupportedError, VkdiffError,
+                      VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, hooks, layout, state
 from .proxy import element
 from . import dynpool
@@ -485,7 +486,12 @@ def _caller_assignment_name():
 
 @hooks.provides('make_field')  # (Matrix.field, VectorType.field: lang/matrix.py)
 def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None,
-               offset=None):
+               offset=None, order=None):
+    if order is not None:  # Taichi's order=: one dense level per axis, in that order
+        f = make_field(dtype, None, elem_shape, needs_grad, needs_dual,
+                       name or _caller_assignment_name())
+        _place_in_order(f, shape, order, offset)
+        return f
     dt = T.resolve(dtype)
     if (needs_grad or needs_dual) and not dt.is_float:
         raise TaichiRuntimeError(f'{dt} is not supported for field with `needs_grad=True` or '
@@ -503,11 +509,36 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
 
 
 def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offset=None, **kw):
-    """`ti.field(dtype, shape=(), needs_grad=False)`."""
+    """`ti.field(dtype, shape=(), needs_grad=False, order='ji')`."""
     if hasattr(dtype, 'field'):  # ti.field(ti.math.vec3, n), ti.field(ti.types.matrix(2, 2, float), n)
+        extra = {'order': kw['order']} if kw.get('order') is not None else {}
         return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name,
-                           offset=offset)
-    return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset)
+                           offset=offset, **extra)
+    return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset, kw.get('order'))
+
+
+def _place_in_order(f, shape, order, offset):
+    """`shape=..., order='ji'`: as Taichi's _create_snode, ti.root.dense(ti.j, shape[1])
+    .dense(ti.i, shape[0]).place(f): the elements stored in that axis order (lang/layout.py)."""
+    if shape is None:
+        raise FieldOrderError('shape cannot be None when order is set')
+    shape = _norm_shape(shape)
+    if not isinstance(order, str):
+        raise FieldOrderError(f'order={order!r}: a string of axes, e.g. "ji"')
+    if len(order) != len(shape):  # (Taichi's messages)
+        raise FieldOrderError(f'order={order!r}: The dimensionality of shape and order must be '
+                              'the same')
+    if len(set(order)) != len(order):
+        raise FieldOrderError(f'order={order!r}: The axes in order must be different')
+    for ch in order:
+        if ch not in 'ijkl'[:len(shape)]:
+            raise FieldOrderError(f'order={order!r}: Invalid axis {ch!r} for a '
+                                  f'{len(shape)}-D field')
+    node = root
+    for ch in order:
+        a = 'ijkl'.index(ch)
+        node = node.dense(axes(a), shape[a])
+    node.place(f, offset=offset)
 
 
 class _FieldKind(type):
