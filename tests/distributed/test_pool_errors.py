@@ -31,3 +31,10 @@ def test_a_failing_init_is_reported_with_its_exception():
                 p.map(tasks.square, [1, 2])
             msg = str(info.value)
             assert 'ValueError: init failed on purpose' in msg and 'failing_init' in msg
+
+
+def test_workers_true_is_refused():
+    """Pool(workers=True) made one worker (bool is an int); ti.init(device=True) is refused too."""
+    from vkdiff.distributed.pool import PoolArgumentError
+    with pytest.raises(PoolArgumentError, match='workers must be a positive int'):
+        Pool(workers=True)
