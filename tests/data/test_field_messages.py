@@ -25,3 +25,11 @@ def test_a_field_of_a_destroyed_tree_says_so():
     tree.destroy()
     with pytest.raises(ti.VkdiffError, match='field x is gone: its SNode tree was destroyed'):
         x.to_numpy()
+
+
+def test_an_unknown_keyword_is_a_type_error():
+    """Taichi 1.7.4: TypeError ("_field() got an unexpected keyword argument 'needs_grads'");
+    vkdiff dropped it unseen, so a misspelt needs_grad= made a field without a gradient."""
+    import pytest
+    with pytest.raises(TypeError, match="unexpected keyword argument 'needs_grads'"):
+        ti.field(ti.f32, shape=3, needs_grads=True)

@@ -510,6 +510,9 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
 
 def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offset=None, **kw):
     """`ti.field(dtype, shape=(), needs_grad=False, order='ji')`."""
+    unknown = sorted(set(kw) - {'order'})
+    if unknown:  # (Taichi's TypeError: a misspelt needs_grad= would else be dropped unseen)
+        raise VkdiffTypeError(f'field() got an unexpected keyword argument {unknown[0]!r}')
     if hasattr(dtype, 'field'):  # ti.field(ti.math.vec3, n), ti.field(ti.types.matrix(2, 2, float), n)
         extra = {'order': kw['order']} if kw.get('order') is not None else {}
         return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name,
