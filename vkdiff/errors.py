@@ -84,6 +84,11 @@ class FieldOffsetError(CompileError, ValueError):
     """A field's `offset=` does not fit its shape (Taichi's TaichiCompilationError)."""
 
 
+class FieldOrderError(CompileError, ValueError):
+    """A field's `order=` does not name each axis of its shape once (Taichi's
+    TaichiCompilationError)."""
+
+
 class FieldShapeError(TaichiRuntimeError, VkdiffValueError):
     """A field shape with a zero or negative dimension (Taichi: TaichiRuntimeError; also a
     ValueError)."""

@@ -180,9 +180,18 @@ def cached(key):
             return None
         with open(path) as fh:
             rec = json.load(fh)
-        return rec if rec.get('key') == key else None
     except (OSError, ValueError):
         return None
+    return rec if _well_formed(rec, key) else None  # (else measured again, and rewritten)
+
+
+def _well_formed(rec, key):
+    """A cache record for `key` that check_at_init and table can read (a damaged file is not)."""
+    if not isinstance(rec, dict) or rec.get('key') != key or \
+            not isinstance(rec.get('ops'), dict) or 'subnormals' not in rec or 'sample' not in rec:
+        return False
+    return all(isinstance(r, dict) and isinstance(r.get('ulp'), (int, float)) and
+               isinstance(r.get('abs', 0.0), (int, float)) for r in rec['ops'].values())
 
 
 def store(key, rec):

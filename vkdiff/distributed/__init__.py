@@ -15,9 +15,9 @@ traceback chained as its cause. A worker that dies raises WorkerCrashedError and
 Devices: `placement.plan_workers` gives each worker its own Vulkan device where there are
 several GPUs (GPU ids from Ray or CUDA_VISIBLE_DEVICES mapped to Vulkan devices by UUID), and
 splits the cores (LP_NUM_THREADS) between workers on CPU drivers."""
-from .errors import WorkerCrashedError, PoolClosedError
+from .errors import PoolClosedError, UnpicklableWorkerError, WorkerCrashedError, WorkerInitError
 from .placement import Placement, plan_workers, vulkan_index_for_gpu
 from .pool import Pool
 
 __all__ = ['Pool', 'Placement', 'plan_workers', 'vulkan_index_for_gpu', 'WorkerCrashedError',
-           'PoolClosedError']
+           'PoolClosedError', 'WorkerInitError', 'UnpicklableWorkerError']

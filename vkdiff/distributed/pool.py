@@ -50,7 +50,8 @@ class Pool:
             raise PoolArgumentError(f"backend must be one of {BACKENDS}, not {backend!r}")
         if init is not None:
             check_importable(init, 'init')
-        if workers is not None and (not isinstance(workers, int) or workers < 1):
+        if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)
+                                    or workers < 1):
             raise PoolArgumentError(f'workers must be a positive int, not {workers!r}')
         self.backend = backend
         self.init, self.init_args, self.ti_init = init, tuple(init_args), dict(ti_init or {})

@@ -283,13 +283,14 @@ class ExpressionBuilder:
         out = []
         offset = getattr(field, 'offset', None) or (0,) * len(flat)
         flat = self._constant_alias(field, flat, offset)
+        constant = all(ops.is_number(k) for k in flat)  # else its address is known at run time
         for k, n, o in zip(flat, field.shape, offset):  # IR indices count from 0 (`offset=`)
             if isinstance(field, ArgArray):  # run-time shape (boundary='clamp': clamped)
                 out.append(field.index(k, n))
                 continue
             if ops.is_number(k):
                 k = int(k) - o
-                if not 0 <= k < n and not current().check_bounds:  # else checked at run time
+                if not 0 <= k < n and constant and not current().check_bounds:  # else at run time
                     raise error(f'index {k + o} out of range [{o}, {o + n}) in field {field.name}')
             elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
                 what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)

@@ -6,8 +6,9 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..errors import (FieldIndexError, FieldOffsetError, IndexCountError, IndexTypeError, TaichiRuntimeError,
-                      UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
+from ..errors import (FieldIndexError, FieldOffsetError, FieldOrderError, IndexCountError,
+                      IndexTypeError, TaichiRuntimeError, UnsupportedError, VkdiffError,
+                      VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, hooks, layout, state
 from .proxy import element
 from . import dynpool
@@ -97,6 +98,9 @@ class Field(ir.ElementShape):
     @property
     def shape(self):
         shape = self.buffer.shape
+        if shape is None and self.__dict__.get('_destroyed'):
+            raise VkdiffError(f'field {self.name} is gone: its SNode tree was destroyed '
+                              '(FieldsBuilder.finalize(...).destroy())')
         if shape is None:
             raise VkdiffError(f'field {self.name} has no shape yet: place it with '
                               'ti.root.dense(ti.i, n).place(x) or ti.root.place(x)')
@@ -468,13 +472,26 @@ def _caller_assignment_name():
     if frame is None:
         return None
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    if ';' in line:  # `a = ti.field(...); b = ti.field(...)`: the statement of this call
+        try:
+            col = list(frame.f_code.co_positions())[frame.f_lasti // 2][2]
+        except (AttributeError, IndexError):  # (no column information)
+            col = None
+        if col is None:
+            return None
+        line = line[:col].rsplit(';', 1)[-1] + line[col:]
     m = re.match(r'\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=[^=]', line)
     return m.group(1) if m else None
 
 
 @hooks.provides('make_field')  # (Matrix.field, VectorType.field: lang/matrix.py)
 def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None,
-               offset=None):
+               offset=None, order=None):
+    if order is not None:  # Taichi's order=: one dense level per axis, in that order
+        f = make_field(dtype, None, elem_shape, needs_grad, needs_dual,
+                       name or _caller_assignment_name())
+        _place_in_order(f, shape, order, offset)
+        return f
     dt = T.resolve(dtype)
     if (needs_grad or needs_dual) and not dt.is_float:
         raise TaichiRuntimeError(f'{dt} is not supported for field with `needs_grad=True` or '
@@ -492,11 +509,39 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
 
 
 def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offset=None, **kw):
-    """`ti.field(dtype, shape=(), needs_grad=False)`."""
+    """`ti.field(dtype, shape=(), needs_grad=False, order='ji')`."""
+    unknown = sorted(set(kw) - {'order'})
+    if unknown:  # (Taichi's TypeError: a misspelt needs_grad= would else be dropped unseen)
+        raise VkdiffTypeError(f'field() got an unexpected keyword argument {unknown[0]!r}')
     if hasattr(dtype, 'field'):  # ti.field(ti.math.vec3, n), ti.field(ti.types.matrix(2, 2, float), n)
+        extra = {'order': kw['order']} if kw.get('order') is not None else {}
         return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name,
-                           offset=offset)
-    return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset)
+                           offset=offset, **extra)
+    return make_field(dtype, shape, (), needs_grad, needs_dual, name, offset, kw.get('order'))
+
+
+def _place_in_order(f, shape, order, offset):
+    """`shape=..., order='ji'`: as Taichi's _create_snode, ti.root.dense(ti.j, shape[1])
+    .dense(ti.i, shape[0]).place(f): the elements stored in that axis order (lang/layout.py)."""
+    if shape is None:
+        raise FieldOrderError('shape cannot be None when order is set')
+    shape = _norm_shape(shape)
+    if not isinstance(order, str):
+        raise FieldOrderError(f'order={order!r}: a string of axes, e.g. "ji"')
+    if len(order) != len(shape):  # (Taichi's messages)
+        raise FieldOrderError(f'order={order!r}: The dimensionality of shape and order must be '
+                              'the same')
+    if len(set(order)) != len(order):
+        raise FieldOrderError(f'order={order!r}: The axes in order must be different')
+    for ch in order:
+        if ch not in 'ijkl'[:len(shape)]:
+            raise FieldOrderError(f'order={order!r}: Invalid axis {ch!r} for a '
+                                  f'{len(shape)}-D field')
+    node = root
+    for ch in order:
+        a = 'ijkl'.index(ch)
+        node = node.dense(axes(a), shape[a])
+    node.place(f, offset=offset)
 
 
 class _FieldKind(type):

@@ -83,3 +83,4 @@ class SNodeTree:
         for f in self._fields:
             f._storage = None  # the device buffer goes with its last reference
             f._shape = None    # any later use says the field is not placed
+            f.__dict__['_destroyed'] = True  # (and why)

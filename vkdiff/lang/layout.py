@@ -168,7 +168,11 @@ def alias(field, index):
     if not 0 <= address < lay.size:
         return None
     target = lay.element(address)
-    if not _same_slot(field, index, target):
+    slot_of = field
+    primal = getattr(owner, 'is_grad_of', None)
+    if primal is not None and lay is primal.__dict__.get('_layout'):
+        slot_of = primal  # a gradient laid out as its primal sits beside it, as Taichi's do
+    if not _same_slot(slot_of, index, target):
         return None
     return target
 

@@ -88,7 +88,8 @@ class Matrix(Arithmetic):
 
     @classmethod
     def field(cls, n, m, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
-        return hooks.call('make_field', dtype, shape, (n, m), needs_grad, needs_dual, name, kw.get('offset'))
+        return hooks.call('make_field', dtype, shape, (n, m), needs_grad, needs_dual, name, kw.get('offset'),
+                          kw.get('order'))
 
     @classmethod
     def ndarray(cls, n, m, dtype, shape, needs_grad=False, **kw):
@@ -366,7 +367,8 @@ class Vector(Matrix):
 
     @classmethod
     def field(cls, n, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
-        return hooks.call('make_field', dtype, shape, (n,), needs_grad, needs_dual, name, kw.get('offset'))
+        return hooks.call('make_field', dtype, shape, (n,), needs_grad, needs_dual, name, kw.get('offset'),
+                          kw.get('order'))
 
     @classmethod
     def ndarray(cls, n, dtype, shape, needs_grad=False, **kw):
@@ -596,7 +598,7 @@ class _CompoundType(_T.TensorType):
 
     def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
         return hooks.call('make_field', self.dtype, shape, self.elem_shape, needs_grad,
-                          needs_dual, name, kw.get('offset'))
+                          needs_dual, name, kw.get('offset'), kw.get('order'))
 
 
 class VectorType(_CompoundType):

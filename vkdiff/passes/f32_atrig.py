@@ -93,7 +93,9 @@ def atan2(b, y, x):
     tail = b.select(b.lor(inf_x, inf_y), 0.0, tail)
     hi = b.select(b.eq(b.abs_bits(y), 0), 0.0, hi)      # y = +-0 (also 0/0)
     tail = b.select(b.eq(b.abs_bits(y), 0), 0.0, tail)
-    pos = b.add(hi, tail)
+    # hi + (+0) is hi: kept as bits (a subnormal y/x, which a driver flushing subnormal
+    # arithmetic would turn into 0 in the sum)
+    pos = b.select(b.eq(b.bits(tail), 0), hi, b.add(hi, tail))
     # x < 0: pi - (hi + tail)
     a, ae = b.two_sum(b.const(PI_H), b.neg(hi))
     neg = b.add(a, b.sub(b.add(ae, PI_L), tail))
