@@ -27,13 +27,14 @@ above it and its axis not split above it, uses the pool when its fields stored d
 take more than DENSE_LIMIT bytes; VKDIFF_DYNAMIC_POOL=1 uses it for every such node (the tests
 run both layouts), =0 never. Capacity: as many slots as fit every member's pool in one storage
 buffer (maxStorageBufferRange: 128 MiB on lavapipe) and all of them in the budget
-(ti.init(device_memory_GB=...), default 1 GiB), and never more than the dense extent."""
+(ti.init(device_memory_GB=...), default 1 GiB, halved until the device can allocate it), and
+never more than the dense extent."""
 import os
 
 import numpy as np
 
 from .. import types as T
-from ..errors import DynamicPoolError
+from ..errors import DynamicPoolError, OutOfMemoryError
 from . import state
 from .sparse import layout_of
 
@@ -100,12 +101,24 @@ class Pool:
         tag = f'_dynamic_pool{id(node) % 100000}'
         self.table = self._bookkeeping(Field(T.i32, cont + (self.K,), (), name=f'{tag}_table'))
         self.top = self._bookkeeping(Field(T.i32, (2,), (), name=f'{tag}_top'))
-        self.pools = {}
-        for f in self.members:
-            p = Field(f.dtype, (self.capacity * self.B,), f.elem_shape, name=f'{f.name}@pool',
-                      role=f.buffer.role)
-            _unlist(p)
-            self.pools[f] = p
+        while True:
+            self.pools = {}
+            try:
+                for f in self.members:
+                    p = Field(f.dtype, (self.capacity * self.B,), f.elem_shape,
+                              name=f'{f.name}@pool', role=f.buffer.role)
+                    _unlist(p)
+                    self.pools[f] = p
+                    p.storage  # allocated now: a device that cannot hold it says so here
+                break
+            except OutOfMemoryError:
+                # the default budget is a guess: halve it until the device holds the pools
+                # (SwiftShader: a 1 GiB maxStorageBufferRange on a 2 GiB heap, and the runtime
+                # reserves an allocation's size twice). A budget the user gave is kept
+                self.pools = {}
+                if state.config.get('device_memory_GB') or self.capacity <= 1:
+                    raise
+                self.capacity //= 2
         for f, p in self.pools.items():  # the adjoint of a pool access is in the grad's pool
             for kind in ('grad', 'dual'):
                 g = getattr(f, '_' + kind)
