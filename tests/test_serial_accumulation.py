@@ -119,8 +119,9 @@ def test_contended_parallel_sums_stay_precise():
     if state.runtime().features.get('float64'):
         assert t[None] == np.float32(exact)
     else:
-        # f32 accumulators with Neumaier's compensation per thread and across workgroups; the
-        # workgroup's pairwise tree (<= 256 invocations: 8 levels) rounds in f32: its bound is
-        # 8 * 2**-24 * the sum, plus the final roundings (lavapipe without f64: 2 ulp; SwiftShader:
-        # 3 ulp; plain f32 accumulators gave 16)
+        # f32 accumulators with Neumaier's compensation per thread, across subgroups and across
+        # workgroups; a subgroup's reduce (or, without subgroup arithmetic, the workgroup's
+        # pairwise tree: <= 256 invocations, 8 levels) rounds in f32: at most 8 * 2**-24 * the
+        # sum, plus the final roundings (lavapipe without f64: 0.8 ulp, SwiftShader 0.2; plain
+        # f32 accumulators gave up to 22)
         assert abs(t[None] - exact) <= (8 + 2) * 2.0 ** -24 * exact
