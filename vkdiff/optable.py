@@ -160,7 +160,23 @@ def _pow_f32(b, x, y):
     r = b.select(b.land(neg, odd), -r, r)
     r = b.select(b.land(b.lt(x, 0.0), b.land(b.ne(ax, float('inf')), b.lnot(integral))),
                  float('nan'), r)
+    r = b.select(b.lor(b.ne(x, x), b.ne(y, y)), float('nan'), r)  # NaN in: NaN (SwiftShader: inf)
     return b.select(b.lor(b.eq(y, 0.0), b.eq(x, 1.0)), 1.0, r)
+
+
+def _log_like(name):
+    """f32 log / log2 at the points GLSL leaves undefined (x <= 0) or a driver gets wrong, as
+    numpy: +-0 gives -inf, x < 0 and NaN give NaN (SwiftShader: log(0) = -88.0, log(-1) = 0,
+    log(NaN) = 89.1)."""
+    def lower(b, x):
+        r = b.select(b.eq(x, 0.0), float('-inf'), getattr(b, name)(x))
+        return b.select(b.ge(x, 0.0), r, float('nan'))  # (ordered: false for NaN)
+    return lower
+
+
+def _exp_f32(b, x):
+    """f32 exp with NaN giving NaN (SwiftShader's Exp gives inf)."""
+    return b.select(b.ne(x, x), x, b.exp(x))
 
 
 def _atan2_factors(b, a):
@@ -213,8 +229,10 @@ op('sqrt', 1, 'float', np.sqrt, 'Sqrt', f32=FD.sqrt,
    rules=linear(lambda b, x, y: b.select(b.gt(y, 0.0), 0.5 / y, 0.0)), api=_F)
 op('rsqrt', 1, 'float', lambda x: 1 / np.sqrt(x), 'InverseSqrt', f32=FD.rsqrt,
    rules=linear(lambda b, x, y: -0.5 * (y / x)), api=('ti',))
-op('exp', 1, 'float', np.exp, 'Exp', f64=F.exp, f32=FE.exp, rules=linear(lambda b, x, y: y), api=_F)
-op('log', 1, 'float', np.log, 'Log', f64=F.log, f32=FE.log, rules=linear(lambda b, x, y: 1.0 / x), api=_F)
+op('exp', 1, 'float', np.exp, 'Exp', lower=_exp_f32, f64=F.exp, f32=FE.exp,
+   rules=linear(lambda b, x, y: y), api=_F)
+op('log', 1, 'float', np.log, 'Log', lower=_log_like('log'), f64=F.log, f32=FE.log,
+   rules=linear(lambda b, x, y: 1.0 / x), api=_F)
 op('tanh', 1, 'float', np.tanh, S.tanh, f64=F.tanh, f32=FE.tanh, rules=linear(lambda b, x, y: 1.0 - y * y),
    api=_F)
 op('floor', 1, 'float', np.floor, 'Floor', rules=ZERO, api=_F)
@@ -223,7 +241,7 @@ op('ceil', 1, 'float', np.ceil, 'Ceil', rules=ZERO, api=_F)
 # Round leaves ties to the driver, f64 RoundEven is broken on Mesa 22.3.6); Python numbers (Python
 # scope, literals) through np.round, ties to even, as Taichi evaluates them
 op('round', 1, 'float', np.round, None, lower=_round_half_away, f64=_round_half_away, rules=ZERO)
-op('log2', 1, 'float', np.log2, 'Log2', f64=F.log2, f32=FE.log2,
+op('log2', 1, 'float', np.log2, 'Log2', lower=_log_like('log2'), f64=F.log2, f32=FE.log2,
    rules=linear(lambda b, x, y: 1.0 / (x * LN2)), api=('ti',))
 op('expm1', 1, 'float', np.expm1, None, lower=_expm1_f32, f64=F.expm1, f32=FE.expm1,
    rules=linear(lambda b, x, y: y + 1.0), api=_F)

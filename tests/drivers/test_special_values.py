@@ -1,7 +1,8 @@
-"""f32 atan2, asin, acos and tanh give numpy's values at signed zeros, infinities and NaN on every
-driver (codegen/f32fix.py). SwiftShader's GLSL.std.450 Atan2 gives atan2(-0, 1) = pi (so asin(-0)
-was pi) and atan2(inf, NaN) = pi/4, and its Tanh is NaN for |x| > 44 (inf / inf); lavapipe's are
-right there."""
+"""f32 atan2, asin, acos, tanh, exp, log, log2 and pow give numpy's values at signed zeros,
+infinities and NaN on every driver (codegen/f32fix.py, the op table's f32 lowerings).
+SwiftShader's GLSL.std.450 Atan2 gives atan2(-0, 1) = pi (so asin(-0) was pi) and
+atan2(inf, NaN) = pi/4, its Tanh is NaN for |x| > 44 (inf / inf), Exp(NaN) = inf, Log(0) = -88,
+Log(-1) = 0, Log(NaN) = 89 and Pow(NaN, 2) = inf; lavapipe's pow(NaN, NaN) was 0."""
 import warnings
 
 import numpy as np
@@ -54,3 +55,34 @@ def test_asin_acos_tanh_at_special_values():
         _same(s.to_numpy(), np.arcsin(SPECIAL))
         _same(c.to_numpy(), np.arccos(SPECIAL))
     _same(t.to_numpy(), np.tanh(SPECIAL))
+
+
+def test_exp_log_pow_at_special_values():
+    n = len(SPECIAL)
+    x = ti.field(ti.f32, shape=n)
+    e, lg, l2 = (ti.field(ti.f32, shape=n) for _ in range(3))
+    yb, xb = (a.ravel() for a in np.meshgrid(SPECIAL, SPECIAL))
+    a, b, p = (ti.field(ti.f32, shape=len(xb)) for _ in range(3))
+    x.from_numpy(SPECIAL)
+    a.from_numpy(xb)
+    b.from_numpy(yb)
+
+    @ti.kernel
+    def k():
+        for i in x:
+            e[i] = ti.exp(x[i])
+            lg[i] = ti.log(x[i])
+            l2[i] = ti.log2(x[i])
+        for i in a:
+            p[i] = a[i] ** b[i]
+
+    k()
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        want = [np.exp(SPECIAL), np.log(SPECIAL), np.log2(SPECIAL), np.power(xb, yb)]
+    for got, w in zip((e, lg, l2, p), want):
+        got = got.to_numpy()
+        nan = np.isnan(w)
+        assert np.array_equal(np.isnan(got), nan), (got, w)
+        # Vulkan: exp 3 + 2|x| ulp, log 3 ulp / 2**-21 absolute, pow inherited from exp2(y log2 x)
+        np.testing.assert_allclose(got[~nan], w[~nan], rtol=1e-5, atol=2.0 ** -21)

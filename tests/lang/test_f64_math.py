@@ -10,6 +10,7 @@ import pytest
 from device_requires import F64
 
 import vkdiff as ti
+from vulkan_precision import SIN_COS_ABS
 
 TINY = np.finfo(np.float64).tiny          # smallest normal double
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, TINY, -TINY,
@@ -333,7 +334,13 @@ def test_f32_keeps_native_glsl():
     v = xs.astype(np.float64)
     want = np.stack([np.sin(v), np.cos(v), np.tan(v), np.arcsin(v), np.arccos(v), np.arctan(v),
                      np.exp(v), np.log(v), np.tanh(v), v ** v[::-1], np.arctan2(v, 0.5)], axis=1)
-    np.testing.assert_allclose(out.to_numpy(), want, rtol=2e-5, atol=1e-6)
+    # the driver's own f32 functions: sin and cos within Vulkan's 2**-11 absolute, tan within
+    # what it inherits from them (sin/cos: (e + |tan| e) / |cos|) (SwiftShader: ~2e-4 off); the
+    # rest to 2e-5 relative
+    tol = 2e-5 * np.abs(want) + 1e-6
+    tol[:, :2] = SIN_COS_ABS
+    tol[:, 2] = SIN_COS_ABS * (1 + np.abs(want[:, 2])) / np.abs(np.cos(v))
+    assert np.all(np.abs(out.to_numpy() - want) <= tol)
     spirv = k.spirv()
     used = _glsl_ext_insts(spirv, '%float')
     # (codegen computes f32 asin/acos through Atan2, for accuracy)

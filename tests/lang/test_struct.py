@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
+from vulkan_precision import SIN_COS_ABS
 
 vec2 = ti.math.vec2
 
@@ -202,12 +203,14 @@ def test_grad_through_struct_members():
     with ti.Tape(loss):
         compute()
     want = (0.5 * mass * (pos ** 2).sum(1) + np.sin(pos[:, 0])).sum()
-    assert loss[None] == pytest.approx(float(want), rel=1e-5)
+    # kernel sin/cos: Vulkan's 2**-11 absolute each (SwiftShader ~2e-4 off)
+    assert loss[None] == pytest.approx(float(want), rel=1e-5, abs=n * SIN_COS_ABS)
     gpos = mass[:, None] * pos
     gpos[:, 0] += np.cos(pos[:, 0])
-    np.testing.assert_allclose(s.pos.grad.to_numpy(), gpos, rtol=1e-5)
+    atol = np.array([SIN_COS_ABS, 0.0])  # the x gradient has a cos
+    np.testing.assert_array_less(np.abs(s.pos.grad.to_numpy() - gpos), 1e-5 * np.abs(gpos) + atol)
     np.testing.assert_allclose(s.grad.mass.to_numpy(), 0.5 * (pos ** 2).sum(1), rtol=1e-5)
-    np.testing.assert_allclose(s.grad.to_numpy()['pos'], gpos, rtol=1e-5)
+    np.testing.assert_array_equal(s.grad.to_numpy()['pos'], s.pos.grad.to_numpy())
 
 
 def test_grad_through_struct_writes():

@@ -134,7 +134,9 @@ def _sums_subgroups(cg, dt, vals, size):
     _barrier(cg)
     # invocation 0 adds the per-subgroup sums in order
     accs = [cg.local_var(dt, 'wgacc') for _ in vals]
-    for acc in accs:
+    # f32 (a device without f64: passes/reduction): Neumaier-compensated, as the per-thread sums
+    lost = [cg.local_var(dt, 'wglost') for _ in vals] if dt is T.f32 else []
+    for acc in accs + lost:
         cg.emit(f'OpStore {acc} {m.const(dt, 0)}')
     kvar = cg.local_var(T.i32, 'wgk')
     cg.emit(f'OpStore {kvar} {m.i32(0)}')
@@ -149,7 +151,17 @@ def _sums_subgroups(cg, dt, vals, size):
     add = 'OpFAdd' if dt.is_float else 'OpIAdd'
     for k, acc in enumerate(accs):
         v = cg.op('OpLoad', t, slot(k, j))
-        cg.emit(f'OpStore {acc} {cg.op(add, t, cg.op("OpLoad", t, acc), v)}')
+        a = cg.op('OpLoad', t, acc)
+        total = cg.op(add, t, a, v)
+        if lost:  # lost += the rounding error of a + v: (a - total) + v if |a| >= |v|, else
+            # (v - total) + a (both exact)
+            big = cg.op('OpFOrdGreaterThanEqual', m.bool(), cg.glsl('FAbs', dt, a),
+                        cg.glsl('FAbs', dt, v))
+            err = cg.op('OpSelect', t, big,
+                        cg.op('OpFAdd', t, cg.op('OpFSub', t, a, total), v),
+                        cg.op('OpFAdd', t, cg.op('OpFSub', t, v, total), a))
+            cg.emit(f'OpStore {lost[k]} {cg.op("OpFAdd", t, cg.op("OpLoad", t, lost[k]), err)}')
+        cg.emit(f'OpStore {acc} {total}')
     cg.branch(cont)
     cg.label(cont)
     cg.emit(f'OpStore {kvar} {cg.op("OpIAdd", i32, cg.op("OpLoad", i32, kvar), m.i32(1))}')
@@ -160,6 +172,9 @@ def _sums_subgroups(cg, dt, vals, size):
     # the next batch of this size reuses the array: no subgroup may write its slots before
     # invocation 0 has read them all
     _barrier(cg)
+    if lost:
+        return [cg.op('OpFAdd', t, cg.op('OpLoad', t, acc), cg.op('OpLoad', t, e))
+                for acc, e in zip(accs, lost)]
     return [cg.op('OpLoad', t, acc) for acc in accs]
 
 

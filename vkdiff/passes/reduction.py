@@ -2,10 +2,11 @@
 
 `U[None] += e` in a parallel loop is N atomic adds on one address: slow under contention and,
 in f32, inaccurate. In a task whose atomic adds have loop-invariant indices, each thread sums into
-a private accumulator (f64 where the device has it) over a contiguous chunk of iterations, the
-workgroup sums those in shared memory (`wg_sum`), each workgroup writes one partial, and a small
-serial task adds the partials in order and does a single atomic add: deterministic and exact to
-the last f32 rounding (Taichi leaves the order of such adds unspecified).
+a private accumulator (f64 where the device has it; else f32 with Neumaier's compensation) over a
+contiguous chunk of iterations, the workgroup sums those in shared memory (`wg_sum`), each
+workgroup writes one partial, and a small serial task adds the partials in order (compensated
+too in f32) and does a single atomic add: deterministic and exact to the last f32 rounding with
+f64, within a few f32 roundings without (Taichi leaves the order of such adds unspecified).
 
 Atomic adds whose index varies (`x.grad[i] += ...` in an (i, j) loop) are accumulated per thread
 while the index stays the same, and flushed with one atomic when it changes ("segmented"); with
@@ -110,15 +111,19 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
             n = acc_types.count(acc_t)
             partials[acc_t] = (_partials_field(task, len(partials), acc_t, groups * n), [0])
     sums = []  # (accumulator, its type, target, partials field, base slot)
+    lost = {}  # f32 accumulator (a device without f64) -> its compensation (_compensated_add)
     b = Builder()
     for k, s in enumerate(uniform):
         acc_t = acc_types[k]
         with b.open(body, pos):
             acc = b.emit('alloca', acc_t)
             b.emit('store', None, [acc, b.const(0, acc_t)])
-        pos += 3
+            if acc_t is T.f32:
+                lost[acc] = b.emit('alloca', acc_t)
+                b.emit('store', None, [lost[acc], b.const(0, acc_t)])
+        pos += 6 if acc in lost else 3
         target = (s.buf, s.attrs['comp'], s.attrs['fn'], list(s.indices))
-        _replace_with_accumulate(s, acc, acc_t)
+        _replace_with_accumulate(s, acc, acc_t, lost.get(acc))
         pf, used = partials.get(acc_t, (None, [0]))
         base = used[0] * groups
         used[0] += 1
@@ -129,7 +134,9 @@ def optimize_reductions(task, features, groups, cpu=True, max_fields=None, one_g
         # dozens of contended sums (an adjoint's input gradients) pays two barriers per batch,
         # not two per sum
         with b.open(body):
-            loads = [b.emit('load', acc_t, [acc]) for acc, acc_t, *_ in chunk]
+            loads = [b.emit('load', acc_t, [acc]) if acc not in lost else
+                     b.add(b.emit('load', acc_t, [acc]), b.emit('load', acc_t, [lost[acc]])).stmt
+                     for acc, acc_t, *_ in chunk]
             totals = [b.emit('wg_sum', acc_t, [v], {'batch': batch})
                       for v, (acc, acc_t, *_) in zip(loads, chunk)]
             for total, (acc, acc_t, target, pf, base) in zip(totals, chunk):
@@ -310,8 +317,9 @@ def _split_by_rate(task, cands):
     return [task, Task('parallel', body_f, task.name + '_t')]
 
 
-def _replace_with_accumulate(s, acc, acc_t):
-    """atomic F[I] (+|-)= v  ->  acc = acc (+|-) v   (in place)."""
+def _replace_with_accumulate(s, acc, acc_t, lost=None):
+    """atomic F[I] (+|-)= v  ->  acc = acc (+|-) v   (in place). With `lost` (an f32 accumulator:
+    the device has no f64), the add is compensated: lost += the rounding error of acc + v."""
     blk = s.parent
     i = blk.stmts.index(s)
     v = s.value_arg
@@ -323,7 +331,18 @@ def _replace_with_accumulate(s, acc, acc_t):
     blk.insert(i, old)
     new = ir.Stmt('add', acc_t, [old, v])  # the sum of the values; the final atomic applies fn
     blk.insert(i + 1, new)
+    if lost is not None:
+        b = Builder()
+        with b.open(blk, i + 2):
+            _compensate(b, lost, old, v, new)
     s.op, s.dtype, s.args, s.attrs = 'store', None, [acc, new], {}
+
+
+def _compensate(b, lost, s, p, t):
+    """Neumaier's step for t = s + p (f32): lost += its rounding error, (s - t) + p when
+    |s| >= |p|, else (p - t) + s (both exact)."""
+    err = b.select(b.ge(b.abs(s), b.abs(p)), b.add(b.sub(s, t), p), b.add(b.sub(p, t), s))
+    b.emit('store', None, [lost, b.add(b.emit('load', T.f32, [lost]), err)])
 
 
 def _partials_field(task, k, dtype, groups):
@@ -411,9 +430,8 @@ def _finish_one(body, target, partials, acc_t, groups, base):
         p = b.emit('gload', acc_t, [loop], {'buf': partials, 'comp': 0})
         s = b.emit('load', acc_t, [acc])
         t = b.add(s, p)
-        if compensate:  # (s - t) + p is exact when |s| >= |p|, (p - t) + s otherwise
-            err = b.select(b.ge(b.abs(s), b.abs(p)), b.add(b.sub(s, t), p), b.add(b.sub(p, t), s))
-            b.emit('store', None, [lost, b.add(b.emit('load', acc_t, [lost]), err)])
+        if compensate:
+            _compensate(b, lost, s, p, t)
         b.emit('store', None, [acc, t])
     total = b.emit('load', acc_t, [acc])
     if compensate:
