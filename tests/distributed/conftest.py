@@ -1,4 +1,6 @@
-"""One local Ray for the whole test run, on loopback only (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0
+"""One local Ray for the Ray tests (one fixture, started before the first of them and shut down
+after the last, so that no other test runs in a process attached to Ray: if Ray's daemons die,
+Ray aborts the attached process), on loopback only (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0
 makes Ray 2.60 bind 127.0.0.1 instead of the host's address; usage stats off). Skipped where ray
 is not installed (tools/setup.sh installs it, so CI runs these)."""
 import os
@@ -10,7 +12,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope='module')
 def local_ray():
     # before ray is imported: it reads these when it loads
     os.environ['RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'] = '0'
