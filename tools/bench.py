@@ -4,6 +4,8 @@
     .venv/bin/python tools/bench.py [--quick] [--only launch|elementwise|compile|gravity]
 
 1. launch       per-launch overhead of a tiny kernel (10,000 launches batched, one ti.sync());
+                the same beside Taichi 1.7.4 Vulkan (W3: `y[0] += 1.0` on a shape-(1,) field, and
+                the 0-D chain), LP_NUM_THREADS unset, 1 and 0, alternating fresh processes;
                 a loop bound written by a kernel: indirect dispatch vs read-back vs max grid
 2. elementwise  y = sin(x) * x and y = x * x: vkdiff vs numpy vs hand-written GLSL through kp
 3. compile      first-call compile time of a small kernel, disk cache cold and warm; the
@@ -118,7 +120,100 @@ def bench_launch(args):
     table(f'1. Launch overhead: `f[None] += 1` on a 0-D field, {LAUNCHES} launches batched, one '
           f'ti.sync(); recording = the launch loop before the sync ({RECORD_BATCH} launches, no '
           'flush)', ['', 'default threads', 'LP_NUM_THREADS=0', 'Taichi 1.7.4', 'target'], rows)
+    bench_tiny_launches(args)
     bench_bound(args)
+
+
+# the tiny launch side by side with Taichi (issue 29): W3 = `y[0] += 1.0` on a shape-(1,) field,
+# chain = `f[None] += 1.0` on a 0-D field; LAUNCHES launches, then one sync
+TINY_LAUNCH = r'''
+import json, os, sys, time
+if sys.argv[1] == 'taichi':
+    sys.path.insert(0, sys.argv[3])
+    from taichi_harness import import_taichi
+    ti = import_taichi('vulkan', offline_cache=False)
+else:
+    import vkdiff as ti
+ti.init()
+n = int(sys.argv[4])
+if sys.argv[2] == 'w3':
+    y = ti.field(ti.f32, shape=(1,))
+
+    @ti.kernel
+    def k():
+        y[0] += 1.0
+else:
+    y = ti.field(ti.f32, shape=())
+
+    @ti.kernel
+    def k():
+        y[None] += 1.0
+for _ in range(20):  # compile, warm up
+    k()
+ti.sync()
+cpu = lambda: sum(os.times()[:2])  # every thread of the process: the driver's too
+t, c = time.perf_counter(), cpu()
+for _ in range(n):
+    k()
+ti.sync()
+wall, used = time.perf_counter() - t, cpu() - c
+print(json.dumps({'us': wall / n * 1e6, 'cpu_us': used / n * 1e6,
+                  'ok': float(y.to_numpy().reshape(-1)[0]) == 20 + n}))
+'''
+
+
+def tiny_launch(script, backend, pattern, env):
+    """One fresh process: LAUNCHES launches of the tiny kernel `pattern`, one sync."""
+    python = TAICHI_PYTHON if backend == 'taichi' else sys.executable
+    full = {**os.environ, **env}
+    for k in ('LP_NUM_THREADS',):  # unset unless this case sets it
+        if k not in env:
+            full.pop(k, None)
+    if backend == 'vkdiff':
+        full['PYTHONPATH'] = ROOT + os.pathsep + full.get('PYTHONPATH', '')
+    r = subprocess.run([python, script, backend, pattern, os.path.join(ROOT, 'tools'),
+                        str(LAUNCHES)], env=full, capture_output=True, text=True,
+                       cwd=os.path.dirname(script), timeout=600)
+    if r.returncode != 0:
+        raise RuntimeError(f'tiny_launch {backend} {pattern} failed:\n{r.stderr[-2000:]}')
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def bench_tiny_launches(args):
+    """vkdiff and Taichi 1.7.4 Vulkan alternating in fresh processes, `rounds` rounds, with
+    LP_NUM_THREADS unset, 1 and 0: the median and the range of the per-launch wall time, and the
+    median CPU time of all the process's threads per launch (steadier than the wall time on a
+    loaded machine)."""
+    import statistics
+    rounds = 3 if args.quick else 5
+    backends = ['vkdiff'] + (['taichi'] if os.path.exists(TAICHI_PYTHON) else [])
+    threads = [('unset', {}), ('1', {'LP_NUM_THREADS': '1'}), ('0', {'LP_NUM_THREADS': '0'})]
+    load = os.getloadavg()[0]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix='vkdiff-bench-tiny') as d:
+        script = os.path.join(d, 'tiny_launch.py')
+        with open(script, 'w') as f:
+            f.write(TINY_LAUNCH)
+        for pattern, what in (('w3', 'W3: y[0] += 1.0, shape (1,)'),
+                              ('chain', 'chain: f[None] += 1.0, 0-D')):
+            for lp, env in threads:
+                got = {b: [] for b in backends}
+                for _ in range(rounds):
+                    for b in backends:
+                        got[b].append(tiny_launch(script, b, pattern, env))
+                cells = []
+                for b in backends:
+                    us = [r['us'] for r in got[b]]
+                    cpu = statistics.median(r['cpu_us'] for r in got[b])
+                    bad = '' if all(r['ok'] for r in got[b]) else ' (WRONG RESULT)'
+                    cells.append(f'{statistics.median(us):.1f} [{min(us):.1f}-{max(us):.1f}] '
+                                 f'({cpu:.1f}){bad}')
+                rows.append([what if lp == 'unset' else '', lp] + cells)
+    table(f'1a. Tiny launches beside Taichi: {LAUNCHES} launches then one sync, µs/launch: median '
+          f'[min-max] of {rounds} fresh processes alternating vkdiff and Taichi (CPU time of all '
+          f'threads per launch); load average {load:.2f} at start (quiet: below 1.0)',
+          ['', 'LP_NUM_THREADS'] + [{'vkdiff': 'vkdiff', 'taichi': 'Taichi 1.7.4 Vulkan'}[b]
+                                    for b in backends], rows)
 
 
 def bound_worker():
@@ -341,7 +436,8 @@ def compile_worker():
     ti.init()
     t = time.perf_counter()     # what the first call imports lazily (the compile pipeline)
     from vkdiff import compiler
-    from vkdiff.lang import kernel as kmod, state
+    from vkdiff.launch import kernel as kmod
+    from vkdiff.lang import state
     imports = time.perf_counter() - t
     from vkdiff.codegen import tools
     spent = {'frontend': 0.0, 'passes': 0.0, 'codegen': 0.0, 'spirv_tools': 0.0,
@@ -431,7 +527,7 @@ def bench_compile(args):
           'the columns after it split it',
           ['', 'first call', 'imports', 'frontend', 'passes', 'codegen', 'spirv-tools', 'cache I/O etc',
            'pipeline', 'rest', 'its sync', '2nd call', 'target'], rows)
-    print('   imports: vkdiff.lang.compiled and the passes/codegen it pulls in on the first call; '
+    print('   imports: vkdiff.launch.compiled and the passes/codegen it pulls in on the first call; '
           'frontend: AST -> IR; passes: task split, lowering, reductions; codegen: IR -> SPIR-V '
           'assembly; spirv-tools: spirv-as/-val/-opt subprocesses (with the library in-process: '
           'spirv-opt only; the in-process work counts under cache I/O etc); pipeline: '

@@ -29,9 +29,9 @@ ti = alias_vkdiff()
 from vkdiff import compiler
 from vkdiff.lang import state
 from vkdiff.codegen import tools
-from vkdiff.lang.compiled import CompiledTask, TaskList
+from vkdiff.launch.compiled import CompiledTask, TaskList
 ti.init(arch=ti.vulkan)
-from vkdiff.lang.kernel import Kernel
+from vkdiff.launch.kernel import Kernel
 calls = {}
 call = Kernel.__call__
 def spy(self, *args):  # the arguments of each kernel's first launch

@@ -16,8 +16,12 @@ arch=ti.vulkan. Programs:
   timed per GUI frame: `ti.GUI` is replaced by a stand-in whose show() ends a frame, so each
   frame includes the example's own host work (to_numpy for drawing) but no drawing.
 
-The first frames/iterations (compilation) are not timed. Times are medians of the timed ones;
-the ratio is Taichi's time over vkdiff's (> 1: vkdiff faster). The first iteration/frame is shown
+The first frames/iterations (compilation) are not timed. Each run's time is the median of its
+timed ones; every program runs --repeat times per backend (default 3), vkdiff and Taichi
+alternating, and the table shows the median of those runs with their spread [min-max]; the
+ratio is Taichi's median over vkdiff's (> 1: vkdiff faster). The header names the machine (CPU
+model, SIMD flags, cores, the Vulkan device and its driver, LP_NUM_THREADS) and the load
+average at the start: a quiet machine is one below 1.0 (lavapipe runs on the same cores). The first iteration/frame is shown
 apart, wall and CPU time (the process's threads and children): with the compile caches as found
 (vkdiff's SPIR-V cache, Taichi's offline cache: warm after an earlier run), or with --cold empty
 (a fresh VKDIFF_CACHE_DIR; Taichi's offline_cache off; both with an empty MESA_SHADER_CACHE_DIR:
@@ -220,6 +224,75 @@ CHECK_RUNS = [('vkdiff f64', 'vkdiff', 'f64', 'vulkan'), ('Taichi cpu f64', 'tai
               ('Taichi cpu f32', 'taichi', 'f32', 'cpu')]
 
 
+SIMD_FLAGS = ('sse4_2', 'avx', 'avx2', 'fma', 'avx512f', 'avx512bw', 'avx512vl', 'avx512_vnni',
+              'avx512_fp16', 'amx_tile', 'hypervisor')
+
+
+def cpu_summary():
+    """'model, N cores (SIMD flags)' from /proc/cpuinfo (Linux; elsewhere platform's words)."""
+    import platform
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                key, _, val = line.partition(':')
+                if key.strip() == 'model name':
+                    model = val.strip()
+                elif key.strip() in ('flags', 'Features') and not flags:
+                    flags = set(val.split())
+    except OSError:
+        pass
+    shown = ' '.join(f for f in SIMD_FLAGS if f in flags)
+    return f'{model}, {os.cpu_count()} cores' + (f' ({shown})' if shown else '')
+
+
+def device_summary():
+    """The Vulkan device the benchmark runs on (index VKDIFF_DEVICE, default 0, under the same
+    VK_ICD_FILENAMES): its name, type and driver version as `vulkaninfo --summary` reports
+    them; None where vulkaninfo is missing."""
+    import subprocess
+    try:
+        out = subprocess.run(['vulkaninfo', '--summary'], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    want = f"GPU{os.environ.get('VKDIFF_DEVICE', '0')}:"
+    fields, inside = {}, False
+    for line in out.splitlines():
+        if line.strip().startswith('GPU') and line.strip().endswith(':'):
+            inside = line.strip() == want
+        elif inside and '=' in line:
+            k, _, v = line.partition('=')
+            fields[k.strip()] = v.strip()
+    if not fields:
+        return None
+    kind = fields.get('deviceType', '').replace('PHYSICAL_DEVICE_TYPE_', '').lower()
+    return (f"{fields.get('deviceName', '?')} [{kind}], driver {fields.get('driverName', '?')}: "
+            f"{fields.get('driverInfo', fields.get('driverVersion', '?'))}, "
+            f"Vulkan {fields.get('apiVersion', '?')}")
+
+
+def print_machine():
+    print(f'machine: {cpu_summary()}')
+    print(f'device: {device_summary() or "? (vulkaninfo not found)"}; LP_NUM_THREADS='
+          f'{os.environ.get("LP_NUM_THREADS", "unset")}')
+    load = os.getloadavg()
+    print('load average at start: ' + ', '.join(f'{v:.2f}' for v in load) +
+          (' (quiet: below 1.0)' if load[0] < 1.0 else
+           ' (NOT quiet: other processes share the cores lavapipe runs on)'))
+
+
+def spread(values):
+    """'median [min-max]' in ms of run times in seconds ('-' for none)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return '-'
+    med = statistics.median(values)
+    if len(values) == 1:
+        return fmt_ms(med)
+    return f'{fmt_ms(med)} [{fmt_ms(min(values))}-{fmt_ms(max(values))}]'
+
+
 def check(progs, taichi_python, iters):
     """--check: each own program's loss over `iters` optimisation iterations in f64 (vkdiff and
     Taichi CPU; Taichi's SPIR-V backend has no f64 sin) and in f32 (vkdiff, Taichi Vulkan, Taichi
@@ -257,7 +330,9 @@ def main():
     ap.add_argument('--only', default='', help='comma-separated program names')
     ap.add_argument('--frames', type=int, default=10, help='timed frames/iterations')
     ap.add_argument('--skip', type=int, default=2, help='untimed first frames (compilation)')
-    ap.add_argument('--repeat', type=int, default=1, help='runs per program and backend')
+    ap.add_argument('--repeat', type=int, default=3,
+                    help='runs per program and backend, the backends alternating (median and '
+                         'spread of the runs)')
     ap.add_argument('--vkdiff-only', action='store_true',
                     help='run vkdiff alone (Taichi only locates its examples)')
     ap.add_argument('--cold', action='store_true',
@@ -286,29 +361,39 @@ def main():
         keep = set(args.only.split(','))
         progs = [p for p in progs if p[0] in keep]
     print(f'vkdiff vs Taichi 1.7.4 (arch=vulkan), per iteration (own programs) or frame '
-          f'(Taichi examples); median of {args.frames} after {args.skip} untimed, best of '
-          f'{args.repeat} run(s); LP_NUM_THREADS={os.environ.get("LP_NUM_THREADS", "default")}')
+          f'(Taichi examples): each run\'s median of {args.frames} after {args.skip} untimed; '
+          f'median [min-max] of {args.repeat} run(s) per backend, the backends alternating')
+    print_machine()
     ab = dict(kv.split('=', 1) for kv in args.ab_env.split(',') if kv)
     if ab:
         print(f'vkdiff B: vkdiff with {args.ab_env}')
     rows, ratios, ab_ratios, b_ratios = [], [], [], []
     for name, kind, path in progs:
-        res = {}
         runs = ['vkdiff'] + (['vkdiff B'] if ab else []) + \
             (['taichi'] if have_taichi and not args.vkdiff_only else [])
-        for backend in runs:
-            py = sys.executable if backend.startswith('vkdiff') else args.taichi_python
-            best = None
-            for _ in range(args.repeat):
+        got = {b: [] for b in runs}
+        for _ in range(args.repeat):  # rounds: each backend once per round, alternating
+            for backend in runs:
+                if got[backend] and 'error' in got[backend][-1]:
+                    continue
+                py = sys.executable if backend.startswith('vkdiff') else args.taichi_python
                 r = run_program(py, backend.split()[0], kind, path, args.frames, args.skip,
                                 cold=args.cold, extra_env=ab if backend == 'vkdiff B' else None)
-                if 'error' in r:
-                    best = r
-                    break
-                r['median'] = statistics.median(r['times']) if r['times'] else None
-                if best is None or (r['median'] or 1e9) < (best['median'] or 1e9):
-                    best = r
-            res[backend] = best
+                if 'error' not in r:
+                    r['median'] = statistics.median(r['times']) if r['times'] else None
+                got[backend].append(r)
+        res = {}
+        for backend, rs in got.items():
+            ok = [r for r in rs if 'error' not in r]
+            if not ok:
+                res[backend] = rs[-1]
+                continue
+            meds = [r['median'] for r in ok]
+            # the run whose median is the median (its losses and first frame are shown)
+            mid = sorted(ok, key=lambda r: r['median'] or 0)[(len(ok) - 1) // 2]
+            res[backend] = {**mid, 'median': statistics.median(m for m in meds if m is not None)
+                            if any(m is not None for m in meds) else None,
+                            'spread': spread(meds)}
         v, t = res.get('vkdiff', {}), res.get('taichi', {})
         ratio = ''
         if v.get('median') and t.get('median'):
@@ -318,7 +403,7 @@ def main():
         note = v.get('error') or t.get('error') or ''
         if v.get('loss') and t.get('loss'):
             note = f'loss {v["loss0"][0]:.4g}->{v["loss"][0]:.4g} / {t["loss0"][0]:.4g}->{t["loss"][0]:.4g}'
-        rows.append([name, fmt_ms(v.get('median')), fmt_ms(t.get('median')), ratio,
+        rows.append([name, v.get('spread', '-'), t.get('spread', '-'), ratio,
                      fmt_first(v), fmt_first(t), note])
         if ab:
             b = res['vkdiff B']
@@ -328,7 +413,7 @@ def main():
                 gain = f'{ab_ratios[-1]:.2f}'
                 if t.get('median'):
                     b_ratios.append(t['median'] / b['median'])
-            rows[-1][6:6] = [fmt_ms(b.get('median')), gain]
+            rows[-1][6:6] = [b.get('spread', '-'), gain]
             rows[-1][-1] = rows[-1][-1] or b.get('error') or ''
         print('  done:', name, file=sys.stderr)
     first = '1st ms (CPU), ' + ('caches cold' if args.cold else 'caches as found')

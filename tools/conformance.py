@@ -22,6 +22,13 @@ the tests that require sparse), and every test in that list must pass too:
                                                    # group and every kit file with a sparse test
     python tools/conformance.py --no-sparse        # only the autodiff/language check
 
+On another Vulkan driver (tools/test.sh runs this on SwiftShader; the lavapipe ratchet stays the
+gate): `--driver swiftshader` (the checkout's .drivers/swiftshader/, from tools/setup.sh) or
+`--driver PATH/icd.json` runs the kit there, and `--report-only` prints the counts (and how many
+tests of each list pass) without failing:
+
+    python tools/conformance.py --driver swiftshader --report-only
+
 tests/conformance/known-differences.txt lists tests vkdiff deliberately fails (`id  # reason`);
 tests/conformance/known-differences-all-archs.txt those among the tests Taichi keeps off Vulkan
 (run with TAICHI_CONFORMANCE_ALL_ARCHS=1, e.g. `run.py autodiff -v`).
@@ -92,6 +99,25 @@ def kit_sparse_files():
     return group, others
 
 
+def driver_icd(name):
+    """The ICD manifest `--driver name` means: 'swiftshader' (the checkout's, tools/setup.sh)
+    or a path to a json file."""
+    path = (os.path.join(ROOT, '.drivers', 'swiftshader', 'vk_swiftshader_icd.json')
+            if name == 'swiftshader' else os.path.abspath(name))
+    if not os.path.isfile(path):
+        raise SystemExit(f'--driver {name}: no ICD manifest at {path}'
+                         + (' (bash tools/setup.sh installs SwiftShader there)'
+                            if name == 'swiftshader' else ''))
+    return path
+
+
+def list_report(path, results):
+    """'N of M' of the tests the list file `path` names that passed in `results`."""
+    want = read_ids(path)
+    n = sum(1 for t in want if results.get(t, {}).get('outcome') == 'passed')
+    return f'{os.path.basename(path)}: {n} of {len(want)} pass'
+
+
 def sparse_check(a, extra):
     """The sparse check (or, with --raise, raising its list); returns the exit status."""
     t0 = time.time()
@@ -106,8 +132,8 @@ def sparse_check(a, extra):
     fd, json_path = tempfile.mkstemp(suffix='.json', prefix='conformance-sparse-')
     os.close(fd)
     try:
-        status = run_kit(files, extra, json_path,
-                         expect=None if a.raise_ else EXPECTED_SPARSE, sparse_only=extra_files)
+        status = run_kit(files, extra, json_path, sparse_only=extra_files,
+                         expect=None if a.raise_ or a.report_only else EXPECTED_SPARSE)
         with open(json_path) as f:
             results = json.load(f)
     finally:
@@ -120,6 +146,9 @@ def sparse_check(a, extra):
           f"vkdiff passes {n['passed']}, "
           f"fails {n['failed']}, {n['skipped']} skipped (other arch or extension); "
           f"{time.time() - t0:.0f} s")
+    if a.report_only:
+        print(f'{list_report(EXPECTED_SPARSE, results)} (report only)')
+        return 0
     if a.raise_:
         old = set(read_ids(EXPECTED_SPARSE))
         lost = sorted(t for t in old & set(results) if t not in passed)
@@ -144,7 +173,17 @@ def main():
     ap.add_argument('-v', action='store_true', help='print every failure with its first line')
     ap.add_argument('--sparse', action='store_true', help='only the sparse check')
     ap.add_argument('--no-sparse', action='store_true', help='leave the sparse check out')
+    ap.add_argument('--driver', help="run on this Vulkan driver: 'swiftshader' (the checkout's, "
+                    'from tools/setup.sh) or an ICD json path (sets VK_ICD_FILENAMES)')
+    ap.add_argument('--report-only', action='store_true',
+                    help='print the counts; fail on nothing (for a driver that is no gate)')
     a = ap.parse_args()
+    if a.report_only and a.raise_:
+        ap.error('--report-only and --raise exclude each other')
+    if a.driver:
+        os.environ['VK_ICD_FILENAMES'] = driver_icd(a.driver)
+        os.environ.pop('VK_DRIVER_FILES', None)  # (it would win over VK_ICD_FILENAMES)
+        print(f'conformance on the driver {os.environ["VK_ICD_FILENAMES"]}', flush=True)
     if not os.path.isdir(KIT):
         print(f'conformance kit not found at {KIT}: clone the project with shared/ beside it '
               '(or set VKDIFF_SKIP_CONFORMANCE=1 to skip this check)', file=sys.stderr)
@@ -162,7 +201,7 @@ def main():
         extra = ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else [])
         # a check of some files only would report the rest of the list as not run
         status = run_kit(files, extra, json_path,
-                         expect=EXPECTED if not a.raise_ and not a.files else None)
+                         expect=EXPECTED if not (a.raise_ or a.files or a.report_only) else None)
     with open(json_path) as f:
         results = json.load(f)
     passed = {t for t, r in results.items() if r['outcome'] == 'passed'}
@@ -173,6 +212,12 @@ def main():
           + (f' ({len(ran_ref)} of them in the files run)' if len(ran_ref) != len(ref) else '')
           + f'; {len(known & (ran_ref - passed))} of the rest are known differences'
           f' (tests/conformance/known-differences.txt); {time.time() - t0:.0f} s')
+    if a.report_only:
+        no64 = sum(1 for r in results.values()
+                   if r['outcome'] == 'failed' and 'has no 64-bit' in r['message'])
+        print(f'{list_report(EXPECTED, results)} (report only); of the failures, {no64} are '
+              "the device's missing 64-bit floats or integers (the kit counts data64 as supported)")
+        status = 0
     if a.raise_:
         old = set(read_ids(EXPECTED))
         ran = old & set(results)
@@ -190,6 +235,8 @@ def main():
     if not (a.files or a.from_json or a.raise_ or a.no_sparse):  # the CI check: sparse too
         extra = ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else [])
         status = sparse_check(a, extra) or status
+    if a.report_only:
+        return 0
     return status
 
 

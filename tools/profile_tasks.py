@@ -28,7 +28,7 @@ REPEAT = int(os.environ.get('PROFILE_REPEAT', 1))
 
 
 def _vkdiff_timer(ti, stats, active):
-    from vkdiff.lang import compiled
+    from vkdiff.launch import compiled
     from vkdiff.runtime import program
     names = {}
     orig_bind = compiled.CompiledTask.bind

@@ -5,6 +5,11 @@
 #
 # 1. Debian packages: Vulkan loader + headers, lavapipe (CPU Vulkan driver), the
 #    validation layer, SPIR-V/GLSL tools, cmake, ninja, g++, xvfb.
+# 1b. SwiftShader, the second CPU Vulkan driver (tools/test.sh runs the suite on it too): only
+#    libvk_swiftshader.so and its ICD json, taken from Debian's chromium-common package
+#    (`apt-get download`, no browser installed) into .drivers/swiftshader/ in the checkout
+#    (gitignored). Use it with VK_ICD_FILENAMES=.drivers/swiftshader/vk_swiftshader_icd.json.
+#    VKDIFF_SKIP_SWIFTSHADER=1 leaves it out.
 # 2. .venv (python3 from PATH) with vkdiff installed editable: `pip install -e .[test]`
 #    (the build backend compiles the native module vkdiff/runtime/_vkrt*.so into the
 #    checkout, with Kompute's C++ sources from the kp==0.9.0 sdist, cached in
@@ -14,6 +19,7 @@
 #    when pip's find-links folder has one (190 MB wheel, ~45 s, 0.9 GB installed), else
 #    `pip install torch` (on Linux x86_64 PyPI's CUDA build: ~90 s, 5.5 GB installed).
 #    VKDIFF_SKIP_TORCH=1 leaves it out (those tests then skip).
+# 2c. ray[tune] (the `ray` extra) for vkdiff.distributed's Ray backend; VKDIFF_SKIP_RAY=1 skips.
 # 3. With --bench: kp==0.9.0 (Kompute's Python package, tools/bench.py's GLSL
 #    reference) built from the sdist with tools/toolchain-kompute.cmake, cached in
 #    ~/.cache/vkdiff/wheels.
@@ -65,6 +71,41 @@ else
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# ---------------------------------------------------------------- 1b. SwiftShader
+SWS_DIR="$ROOT/.drivers/swiftshader"
+SWS_ICD="$SWS_DIR/vk_swiftshader_icd.json"
+if [ "${VKDIFF_SKIP_SWIFTSHADER:-0}" = 1 ]; then
+    say "swiftshader: skipped (VKDIFF_SKIP_SWIFTSHADER=1)"
+elif [ -f "$SWS_ICD" ] && [ -f "$SWS_DIR/libvk_swiftshader.so" ]; then
+    say "swiftshader: $(cat "$SWS_DIR/VERSION" 2>/dev/null || echo present) in .drivers/swiftshader"
+else
+    say "swiftshader: apt-get download chromium-common (31 MB; only libvk_swiftshader.so and its ICD json are kept)"
+    DL="$(mktemp -d)"
+    chmod 755 "$DL"  # apt's _apt user reads the folder (else apt warns "unsandboxed")
+    (cd "$DL" && apt-get download -q chromium-common) > "$DL/apt.log" 2>&1 || {
+        # a machine whose apt lists were never fetched: fetch them once, then retry
+        if [ "$(id -u)" = 0 ]; then apt-get update -q > /dev/null 2>&1 || true
+        elif command -v sudo > /dev/null; then sudo apt-get update -q > /dev/null 2>&1 || true; fi
+        (cd "$DL" && apt-get download -q chromium-common) > "$DL/apt.log" 2>&1
+    } || { cat "$DL/apt.log" >&2; rm -rf "$DL"
+           die "could not download Debian's chromium-common package (SwiftShader). Check the apt sources and the network, or set VKDIFF_SKIP_SWIFTSHADER=1 to set up without it (tools/test.sh then skips the SwiftShader stages)"; }
+    DEB="$(ls "$DL"/chromium-common_*.deb)"
+    mkdir -p "$DL/x"
+    dpkg-deb --fsys-tarfile "$DEB" | tar -x -C "$DL/x" ./usr/lib/chromium/libvk_swiftshader.so \
+        ./usr/lib/chromium/vk_swiftshader_icd.json \
+        || { rm -rf "$DL"; die "$(basename "$DEB") has no usr/lib/chromium/libvk_swiftshader.so (has Debian's packaging changed?)"; }
+    rm -rf "$SWS_DIR.new" && mkdir -p "$SWS_DIR.new"
+    cp "$DL/x/usr/lib/chromium/libvk_swiftshader.so" "$SWS_DIR.new/"
+    # the loader resolves a relative library_path against the json's own folder
+    API="$(sed -n 's/.*"api_version": *"\([^"]*\)".*/\1/p' "$DL/x/usr/lib/chromium/vk_swiftshader_icd.json")"
+    printf '{"file_format_version": "1.0.0", "ICD": {"library_path": "./libvk_swiftshader.so", "api_version": "%s"}}\n' \
+        "${API:-1.0.5}" > "$SWS_DIR.new/vk_swiftshader_icd.json"
+    basename "$DEB" .deb > "$SWS_DIR.new/VERSION"
+    rm -rf "$SWS_DIR" && mv "$SWS_DIR.new" "$SWS_DIR"
+    rm -rf "$DL"
+    say "swiftshader: $(cat "$SWS_DIR/VERSION") -> .drivers/swiftshader/ (VK_ICD_FILENAMES=$SWS_ICD)"
+fi
+
 # ---------------------------------------------------------------- 2. venv + vkdiff
 if ! "$PY" -c '' 2>/dev/null; then
     say "venv: creating .venv with $(python3 --version)"
@@ -105,6 +146,14 @@ if [ "${VKDIFF_SKIP_TORCH:-0}" != 1 ] && ! ls -d "$SITE"/torch-*.dist-info > /de
     "${PIP[@]}" "$TORCH"
 fi
 
+# ---------------------------------------------------------------- 2c. ray (vkdiff.distributed)
+# vkdiff's `ray` extra (Ray 2.60 with Tune): Pool(backend='ray') and its tests, the Tune example.
+# VKDIFF_SKIP_RAY=1 leaves it out (those tests then skip).
+if [ "${VKDIFF_SKIP_RAY:-0}" != 1 ] && ! "$PY" -c 'import ray.tune' > /dev/null 2>&1; then
+    say "ray: pip install -e .[ray] (ray[tune]==2.60.0: vkdiff.distributed's Ray backend; VKDIFF_SKIP_RAY=1 skips)"
+    "${PIP[@]}" 'ray[tune]==2.60.0'
+fi
+
 # ---------------------------------------------------------------- 3. kp (--bench)
 KP_VERSION=0.9.0
 if [ "$BENCH" = 1 ] && [ ! -d "$SITE/kp-$KP_VERSION.dist-info" ]; then
@@ -125,4 +174,8 @@ fi
 # ---------------------------------------------------------------- check
 DEVICES="$("$PY" -c 'from vkdiff.runtime import _vkrt; print(", ".join(_vkrt.list_devices()) or "NONE")')" \
     || die "the native module does not import (python -m vkdiff doctor says why)"
+if [ -f "$SWS_ICD" ]; then
+    SWS_DEVICES="$(VK_ICD_FILENAMES="$SWS_ICD" "$PY" -c 'from vkdiff.runtime import _vkrt; print(", ".join(_vkrt.list_devices()) or "NONE")' 2>&1 | tail -n1)"
+    DEVICES="$DEVICES; with VK_ICD_FILENAMES=.drivers/swiftshader/vk_swiftshader_icd.json: $SWS_DEVICES"
+fi
 say "done: numpy $("$PY" -c 'import numpy; print(numpy.__version__)'); Vulkan devices: $DEVICES; activate with: source .venv/bin/activate"

@@ -1,7 +1,10 @@
 """vkdiff: differentiable Taichi-style kernels on any Vulkan device.
 
-Stages, in order: frontend/ (Python AST -> IR), passes/ (tasks, simplification, autodiff),
-codegen/ (IR -> SPIR-V), runtime/ (Kompute on Vulkan), lang/ and ad (the user API)."""
+The compiler core (ir, optable, passes/, autodiff/, codegen/, runtime/, compiler.py) sits below
+the API layer's floors, each importing only downward (tests/compiler/test_import_layers.py):
+values (frontend/context.py, ops.py, checks.py, lang/matrix.py) -> data (lang/: fields, SNodes,
+ndarrays, state) -> frontend (frontend/: Python AST -> IR, @func, structs) -> launch (launch/:
+kernel call and launch) -> face (this file, lang/api.py, math.py, ad/, linalg/, ui/, gui/, ...)."""
 from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint32, int64, uint64,
                     u1, uint1, i8, u8, i16, u16, f16, int8, uint8, int16, uint16, float16,
                     half)
@@ -16,10 +19,11 @@ from .lang.field import (field, Field, ScalarField, MatrixField, SNode, axes, i,
                          il, jk, jl, kl, ijk, ijl, ikl, jkl, ijkl)
 from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
-from .lang.struct import Struct, dataclass
-from .lang.struct_field import StructField
-from .lang.argpack import ArgPack
-from .lang.kernel import kernel, func, template, Kernel, data_oriented
+from .frontend.struct import Struct, dataclass
+from .frontend.struct_field import StructField
+from .launch.argpack import ArgPack
+from .launch.kernel import kernel, func, template, Kernel, data_oriented
+from .launch import builtin_kernels as _builtin_kernels  # noqa: F401  (registers fill / copy hooks)
 from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add, atomic_sub, atomic_min,
                        atomic_max, atomic_and, atomic_or, atomic_xor, round, atan2, pow, min,
                        max, select, cast, bit_cast, exp2, clamp, sync, device_name, device_features,
@@ -27,20 +31,21 @@ from .lang.api import (static, ndrange, grouped, random, loop_config, atomic_add
 from .lang.api import table_functions as _table_functions
 globals().update(_table_functions('ti'))  # ti.sin, ti.sqrt, ti.abs, ...: the op table's exports
 from .lang.linalg import polar_decompose, svd, sym_eig
-from .lang.sparse import (activate, deactivate, is_active, append, length, rescale_index,
+from .lang.api import activate, deactivate, is_active, append, length  # (kernel only)
+from .lang.sparse import (rescale_index,
                           no_activate, deactivate_all_snodes)
 from .lang.snode_addr import get_addr  # ti.get_addr: addresses in Taichi's SNode layout
 
 vulkan = 'vulkan'
 # accepted for Taichi compatibility (ti.init(arch=ti.cuda)): vkdiff has one backend
 gpu = cpu = cuda = metal = opengl = gles = dx11 = dx12 = x64 = arm64 = cc = vulkan
-root = SNode()
+from .lang.snode import root
 
 
 from . import ad
-from . import simt
+from .lang import simt  # ti.simt: subgroup operations (vkdiff/lang/simt.py)
 from . import _lib  # ti._lib.core.get_max_num_indices()
-from .lang import ops as _lang_ops, simt as _lang_simt  # noqa: F401  ti.lang.ops, ti.lang.simt
+from .lang import ops as _lang_ops  # noqa: F401  ti.lang.ops
 from .lang import impl as _lang_impl  # noqa: F401  ti.lang.impl.get_runtime().default_fp
 from . import math
 # `ti.types`: the dtypes plus vector/matrix/struct/ndarray/template (replaces the vkdiff.types

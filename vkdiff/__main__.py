@@ -1,6 +1,8 @@
 """Command line: `python -m vkdiff doctor` (see vkdiff/doctor.py)."""
 import sys
 
+from .doctor import main as doctor
+
 USAGE = '''usage: python -m vkdiff doctor
 
   doctor   check this machine for what vkdiff needs (Vulkan devices with their features and
@@ -9,7 +11,6 @@ USAGE = '''usage: python -m vkdiff doctor
 
 def main(argv):
     if argv[:1] == ['doctor'] and len(argv) == 1:
-        from .doctor import main as doctor
         return doctor()
     print(USAGE, file=sys.stderr if argv not in ([], ['-h'], ['--help']) else sys.stdout)
     return 0 if argv in (['-h'], ['--help']) else 2

@@ -5,7 +5,7 @@
 
 Each pass is a function from IR to IR (a list of `passes.tasks.Task`) with a `CompileOptions`
 passed in: nothing here reads global state (ti.init's config, the device). The API layer
-(lang/compiled.py) builds the options from ti.init's config and the runtime, runs the passes
+(launch/compiled.py) builds the options from ti.init's config and the runtime, runs the passes
 through these functions, then binds and launches what `backend` returns.
 
   split_tasks  the kernel body -> tasks, one compute dispatch each (passes/tasks.py)
@@ -169,6 +169,7 @@ def _refuse_block_memory(tasks):
 def adjoint(tasks, name, options):
     """Pass adjoint: tasks -> (their adjoint tasks, the overflow flags of run-time sized
     per-iteration storage, see autodiff/reverse.py)."""
+    # deferred: reverse-mode autodiff loads with the first adjoint
     from .autodiff.reverse import adjoint_tasks
     _refuse_block_memory(tasks)
     adj, flags = adjoint_tasks(tasks, name, options.ad_stack_size)
@@ -178,6 +179,7 @@ def adjoint(tasks, name, options):
 
 def tangent(tasks, name, options):
     """Pass tangent: tasks -> their forward-mode (JVP) tasks."""
+    # deferred: forward-mode autodiff loads with the first tangent
     from .autodiff.forward import tangent_tasks
     _refuse_block_memory(tasks)
     tan = tangent_tasks(tasks)

@@ -8,6 +8,9 @@ import os
 import platform
 import subprocess
 import sys
+from .codegen import tools
+from .codegen.cache import SUFFIX
+from . import __file__ as pkg_file
 
 INSTALL = {
     'vulkan': {
@@ -54,6 +57,7 @@ def _version(path):
 
 def check_native(out):
     try:
+        # the native module: doctor reports when it does not load
         from .runtime import _vkrt
     except ImportError as e:
         out(f'  native module: NOT importable: {e}')
@@ -105,7 +109,6 @@ def check_devices(native, out):
 
 
 def check_spirv_tools(out):
-    from .codegen import tools
     ok = True
     for name in ('spirv-as', 'spirv-val', 'spirv-opt', 'spirv-dis'):
         path, where = tools.find_tool(name)
@@ -127,7 +130,6 @@ def check_spirv_tools(out):
 
 
 def check_cache(out):
-    from .codegen import tools
     if os.environ.get('VKDIFF_CACHE', '1') == '0':
         out('  SPIR-V disk cache: off (VKDIFF_CACHE=0)')
         return
@@ -136,7 +138,6 @@ def check_cache(out):
     except OSError as e:
         out(f'  SPIR-V disk cache: UNUSABLE: {e} (set VKDIFF_CACHE_DIR, or VKDIFF_CACHE=0)')
         return
-    from .codegen.cache import SUFFIX
     files = [f for f in os.listdir(d) if f.endswith(SUFFIX)]
     size = sum(os.path.getsize(os.path.join(d, f)) for f in files)
     out(f'  SPIR-V disk cache: {d} ({len(files)} kernels, {size / 1e6:.1f} MB; '
@@ -154,6 +155,53 @@ def check_validation_layer(out):
     else:
         out('  validation layer (VKDIFF_VALIDATION=1, optional): not found; install with:')
         _install_lines('validation', out)
+
+
+def check_drivers(out):
+    """Every Vulkan driver found (the ICD manifests the loader reads, and the checkout's
+    SwiftShader from tools/setup.sh), each with the devices it alone shows."""
+    from concurrent.futures import ThreadPoolExecutor
+    from . import drivers
+    manifests, how = drivers.icd_manifests()
+    sws = drivers.project_swiftshader()
+    listed = [(m, '') for m in manifests]
+    if sws and os.path.realpath(sws) not in {os.path.realpath(m) for m in manifests}:
+        listed.append((sws, ' (the project\'s SwiftShader, tools/setup.sh; not seen by the loader '
+                            'unless VK_ICD_FILENAMES names it)'))
+    elif sws:
+        listed = [(m, ' (the project\'s SwiftShader)' if os.path.realpath(m) == os.path.realpath(sws)
+                   else note) for m, note in listed]
+    out(f'  Vulkan drivers ({len(manifests)} ICD manifests from {how}; '
+        'VK_ICD_FILENAMES=<json> makes the loader use one alone):')
+    if not listed:
+        out('    none found; install a driver with:')
+        _install_lines('vulkan', out)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = [(m, note, pool.submit(drivers.probe, m) if os.path.isfile(m) else None)
+                 for m, note in listed]
+        for m, note, job in found:
+            if job is None:
+                out(f'    {m}{note}: NOT found')
+                continue
+            try:
+                lib, _ = drivers.manifest_library(m)
+            except (OSError, ValueError) as e:
+                out(f'    {m}{note}: unreadable manifest: {e}')
+                continue
+            devices = job.result()
+            if isinstance(devices, str) and 'ErrorInitializationFailed' in devices:
+                out(f'    {m}{note}: {lib}: no device (the driver does not start: no hardware it '
+                    'drives, or no access to it)')
+            elif isinstance(devices, str):
+                out(f'    {m}{note}: {lib}: {devices}')
+            elif not devices:
+                out(f'    {m}{note}: {lib}: no device (no hardware this driver drives)')
+            else:
+                out(f'    {m}{note}: {lib}:')
+                for i, name in enumerate(devices):
+                    out(f'      device {i}: {name}')
+    if not sws:
+        out('    (no project SwiftShader: tools/setup.sh installs it in .drivers/swiftshader/)')
 
 
 def check_precision(out):
@@ -178,7 +226,6 @@ def check_precision(out):
 
 def main(argv=None, out=print):
     import numpy
-    from . import __file__ as pkg_file
     out(f'vkdiff doctor: {os.path.dirname(pkg_file)}')
     out(f'  Python {platform.python_version()} ({sys.executable}), numpy {numpy.__version__}, '
         f'{platform.system()} {platform.machine()}')
@@ -187,6 +234,7 @@ def main(argv=None, out=print):
     tools_ok = check_spirv_tools(out)
     check_cache(out)
     check_validation_layer(out)
+    check_drivers(out)
     if devices_ok and tools_ok:
         check_precision(out)
     ok = devices_ok and tools_ok

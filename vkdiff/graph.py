@@ -10,6 +10,8 @@ import enum
 
 from . import types as T
 from .errors import CompileError, TaichiRuntimeError, UnsupportedError
+from .lang.ndarray import _element_type, NdarrayType, Ndarray
+from .lang.matrix import Matrix
 
 
 class ArgKind(enum.Enum):
@@ -44,14 +46,12 @@ class Arg:
 
 def _elem(dtype):
     """(scalar DataType or None, element shape or None) of an Arg's or annotation's dtype."""
-    from .lang.ndarray import _element_type
     return (None, None) if dtype is None else _element_type(dtype)
 
 
 def _check_against_kernel(kernel_fn, args):
     """Taichi compiles a kernel for the graph's Args at dispatch: an Arg whose ndim or dtype
     differs from the kernel's annotation is a compile error there."""
-    from .lang.ndarray import NdarrayType
     sig = getattr(kernel_fn, 'sig', None)
     if sig is None:
         return
@@ -140,8 +140,6 @@ class Graph:
     def run(self, args):
         """Launch the dispatches in order; `args` maps every Arg name to its value (an ndarray,
         a Python number or a ti.Matrix)."""
-        from .lang.matrix import Matrix
-        from .lang.ndarray import Ndarray
         missing = sorted(set(self.args) - set(args))
         if missing:
             raise TaichiRuntimeError(f"graph run: missing arguments {', '.join(missing)}")

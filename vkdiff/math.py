@@ -8,83 +8,13 @@ import math as _m
 from . import types as _T
 from .frontend import ops as _ops
 from .lang import api as _api
-from .lang.field import make_field
 from .lang.matrix import Matrix as _Matrix, Vector as _Vector, elementwise as _elementwise_matrix
+from .lang.matrix import MatrixType, VectorType  # noqa: F401  (ti.math.vec3, ...: lang/matrix.py)
 
 pi = _m.pi
 e = _m.e
 inf = _m.inf
 nan = _m.nan
-
-
-class _CompoundType(_T.TensorType):
-    """What vector and matrix types share: construction from entries, and `.field(...)`."""
-    elem_shape = ()
-
-    def _entries(self, args, nested):
-        """The flat entries of `T(args...)`: numbers, vectors/matrices, (nested) lists, numpy
-        arrays; a single scalar fills every entry."""
-        count = 1
-        for d in self.elem_shape:
-            count *= d
-        flat = []
-        for a in args:
-            if hasattr(a, 'ravel') and hasattr(a, 'tolist'):  # numpy arrays
-                a = a.ravel().tolist()
-            if isinstance(a, _Matrix):
-                flat.extend(a.entries)
-            elif isinstance(a, (list, tuple)):
-                flat.extend([x for r in a for x in (r if isinstance(r, (list, tuple)) else [r])]
-                            if nested else a)
-            else:
-                flat.append(a)
-        if len(flat) == 1:
-            flat = flat * count
-        if len(flat) != count:
-            raise TypeError(f'{self!r} takes {count} entries, got {len(flat)}')
-        return flat
-
-    def element_type(self):
-        """Taichi's `TensorType.element_type()`: the dtype of the entries."""
-        return _T.resolve(self.dtype)
-
-    def shape(self):
-        """Taichi's `TensorType.shape()`: [n] for a vector, [n, m] for a matrix."""
-        return list(self.elem_shape)
-
-    def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
-        return make_field(self.dtype, shape, self.elem_shape, needs_grad, needs_dual, name,
-                          kw.get('offset'))
-
-
-class VectorType(_CompoundType):
-    """`ti.math.vec3`, `ti.types.vector(3, ti.f32)`: a vector type of n entries."""
-
-    def __init__(self, n, dtype):
-        self.n, self.dtype = n, dtype
-        self.elem_shape = (n,)
-
-    def __call__(self, *args):
-        return _Vector(self._entries(args, nested=False), dt=_T.resolve(self.dtype))
-
-    def __repr__(self):
-        return f'vector({self.n}, {_T.resolve(self.dtype).name if self.dtype is not None else None})'
-
-
-class MatrixType(_CompoundType):
-    """`ti.math.mat3`: an n x m matrix type."""
-
-    def __init__(self, n, m, dtype):
-        self.n, self.m, self.dtype = n, m, dtype
-        self.elem_shape = (n, m)
-
-    def __call__(self, *args):
-        flat = self._entries(args, nested=True)
-        return _Matrix([flat[i * self.m:(i + 1) * self.m] for i in range(self.n)],
-                       dt=_T.resolve(self.dtype))
-
-    def __repr__(self):
-        return f'matrix({self.n}, {self.m}, {_T.resolve(self.dtype).name if self.dtype is not None else None})'
 
 
 vec2, vec3, vec4 = (VectorType(n, float) for n in (2, 3, 4))

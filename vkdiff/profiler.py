@@ -13,13 +13,9 @@ query_kernel_profiler_info(name) -> (counter, min, max, avg) in milliseconds,
 clear_kernel_profiler_info(), get_kernel_profiler_total_time() in seconds,
 set_kernel_profiler_toolkit('default').
 """
-import collections
-import time
-
 from .errors import VkdiffValueError
 from .lang import state
-
-_records = collections.OrderedDict()   # kernel name -> [seconds per launch]
+from .launch.timing import enabled, records as _records  # noqa: F401  (enabled: ti.profiler's)
 
 
 class KernelProfilerQueryResult:
@@ -33,29 +29,12 @@ class KernelProfilerQueryResult:
                 f'max={self.max:.3f}, avg={self.avg:.3f})')
 
 
-def enabled():
-    return bool(state.config.get('kernel_profiler'))
-
-
-def begin():
-    """Before a launch: wait for earlier work; the start time, or None when not profiling."""
-    if not enabled():
-        return None
-    state.runtime().flush()
-    return time.perf_counter()
-
-
-def end(name, t0):
-    """After a launch started at t0 (begin()'s value): wait for it and record its time."""
-    if t0 is None:
-        return
-    state.runtime().flush()
-    _records.setdefault(name, []).append(time.perf_counter() - t0)
-
-
 def clear_kernel_profiler_info():
     """Forget every recorded launch."""
     _records.clear()
+
+
+state.init_hooks.append(clear_kernel_profiler_info)
 
 
 def query_kernel_profiler_info(name):

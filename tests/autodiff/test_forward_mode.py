@@ -6,6 +6,7 @@ import pytest
 import vkdiff as ti
 
 from shared_programs import GRAVITY_EPS, gravity, gravity_expected
+from vulkan_precision import SIN_COS_ABS
 
 
 def test_fwdmode_several_outputs_and_vector_fields():
@@ -235,7 +236,9 @@ def test_tape_grad_check_option():
     with ti.Tape(loss, grad_check=[x]) as tape:
         k()
     assert tape.grad_check_error < 1e-5
-    np.testing.assert_allclose(x.grad.to_numpy(), np.cos([0.1, 0.2, 0.3, 0.4]), rtol=1e-6)
+    # the kernel's cos: Vulkan's 2**-11 absolute (SwiftShader 1.9e-4 off, lavapipe ~1e-7)
+    np.testing.assert_allclose(x.grad.to_numpy(), np.cos([0.1, 0.2, 0.3, 0.4]), rtol=0,
+                               atol=SIN_COS_ABS)
 
 
 def test_adjoint_ir_and_spirv_are_printable():

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
+from vulkan_precision import SIN_COS_ABS  # Vulkan's rule for kernel sin/cos: 2**-11 absolute
 
 
 def test_tape_sin():
@@ -18,8 +19,8 @@ def test_tape_sin():
     x[None] = 0.7
     with ti.Tape(y):
         compute_y()
-    assert x.grad[None] == pytest.approx(np.cos(0.7), rel=1e-6)
-    assert y[None] == pytest.approx(np.sin(0.7), rel=1e-6)
+    assert x.grad[None] == pytest.approx(np.cos(0.7), rel=0, abs=SIN_COS_ABS)
+    assert y[None] == pytest.approx(np.sin(0.7), rel=0, abs=SIN_COS_ABS)
 
 
 def test_manual_gradient_kernel():
@@ -32,7 +33,7 @@ def test_manual_gradient_kernel():
 
     x[None] = 0.3
     compute_dy_dx()
-    assert dy_dx[None] == pytest.approx(np.cos(0.3), rel=1e-6)
+    assert dy_dx[None] == pytest.approx(np.cos(0.3), rel=0, abs=SIN_COS_ABS)
 
 
 def test_gravity_gradient_matches_analytic():

@@ -1,5 +1,5 @@
 """passes/geometry.py, device-free: the geometry task of a loop whose trip count is read from a
-field computes the workgroups the host-side geometry (lang.compiled.CompiledTask._groups) would
+field computes the workgroups the host-side geometry (launch.compiled.CompiledTask._groups) would
 for the same bound, 0 for no iterations (a reduction: at least 2), and is refused where the trip
 count depends on values only the task computes. Its IR is evaluated on the host here
 (passes.host_eval, the field load answered by the test), its SPIR-V is compiled as well."""

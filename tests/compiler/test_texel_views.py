@@ -1,13 +1,16 @@
 """Which fields a task reads through storage texel buffer views (codegen/memory.py
 plan_texels), compiled against lavapipe's options without a device; values:
-tests/test_texel_reads.py."""
+tests/pipeline/test_texel_reads.py (whose kernels this file compiles)."""
 import re
+import sys
+from pathlib import Path
 
 import vkdiff as ti
 from vkdiff import compiler
 from vkdiff.lang import state
 
-from test_texel_reads import make_fields, make_kernel
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'pipeline'))
+from test_texel_reads import make_fields, make_kernel  # noqa: E402
 
 
 def _views(asm):

@@ -5,9 +5,11 @@ earlier one read (statically, or element by element: ad/tape_validation.py)."""
 from ..autodiff.access_rules import check_tape, launch_summary, written_fields
 from ..errors import AutodiffArgumentError, AutodiffError, VkdiffTypeError
 from ..lang import state
-from ..lang.builtin_kernels import zero_fields
+from ..launch.arg_binding import array_buffers, map_summary
+from ..launch.builtin_kernels import zero_fields
 from ..lang.field import Field
 from .tape_view import describe, to_dot
+from ..lang.ndarray import Ndarray
 
 
 def clear_all_gradients(kind='grad'):
@@ -47,6 +49,7 @@ class Tape:
         self.grad_check = grad_check
         self.entries = []   # ('kernel', kernel, args) | ('custom', func, args, kwargs)
         if validation:
+            # deferred: the tape validator (and the passes it uses) loads when a Tape validates
             from .tape_validation import ReadLog
             self._reads = ReadLog()
         if loss is not None:
@@ -79,7 +82,6 @@ class Tape:
     def _clear_array_grads(self):
         """The gradients of the ndarrays the recorded launches used start from zero, as the
         fields' do (clear_all_gradients at the Tape's entry covers fields only)."""
-        from ..lang.ndarray import Ndarray
         seen = set()
         for e in self.entries:
             for a in e[2]:
@@ -111,6 +113,7 @@ class Tape:
         """Tape(grad_check=[fields]): the worst relative error of the gradients of those fields
         (forward-mode directional derivatives against the reverse gradient); printed and kept as
         `tape.grad_check_error`. The gradients computed by the tape are left in place."""
+        # cycle: ad/check.py imports this module
         from .check import gradcheck
         saved = {f: f.grad.to_numpy() for f in state.fields if f._grad is not None
                  and f._generation == state.generation and f._shape is not None}
@@ -136,7 +139,6 @@ class Tape:
     def check(self):
         """The static global-data-access check of the recorded launches (validation=True
         checks fields and ndarrays element by element instead)."""
-        from ..lang.arg_binding import array_buffers, map_summary
         kernels = [(e[1], *e[1].instance(e[2])) for e in self.entries if e[0] == 'kernel']
         # ndarray parameters: the arrays bound at each launch (one Buffer per array)
         subst = [array_buffers(inst, rargs) for _, inst, rargs in kernels]
@@ -183,12 +185,11 @@ def _adjoint_tangent(kernel, args):
     adjoint = inst.adjoint()
     adjoint.tangent().launch(rargs)
     if adjoint.overflow_flags:
-        from ..lang.compiled import check_overflow  # the compiler loads on first compile only
+        from ..launch.compiled import check_overflow  # the compiler loads on first compile only
         check_overflow(adjoint)
 
 
 def _is_ndarray(x):
-    from ..lang.ndarray import Ndarray
     return isinstance(x, Ndarray)  # Taichi takes a (1,)-shaped ndarray as the loss too
 
 

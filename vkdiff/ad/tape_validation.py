@@ -17,7 +17,10 @@ from ..errors import AccessRuleError
 from ..passes.simplify import simplify
 from ..passes.tasks import Task
 from ..lang import binding, state
-from ..lang.compiled import TaskList
+from ..launch.compiled import TaskList
+from ..lang.ndarray import Ndarray
+from ..launch.ndarray_args import Bound
+from ..launch.kernel import LaunchArgs
 
 _masks = weakref.WeakKeyDictionary()  # Buffer -> its read mask (a temporary Buffer)
 
@@ -107,8 +110,6 @@ class ReadLog:
 
     def _bind_masks(self, rargs, arg_masks):
         """A zeroed i32 ndarray shaped like the array bound to each marked parameter."""
-        from ..lang.ndarray import Ndarray
-        from ..lang.ndarray_args import Bound
         out = []
         for p, mp, _ in arg_masks:
             a = rargs.arrays[p]
@@ -123,7 +124,6 @@ class ReadLog:
 
     @staticmethod
     def _launch_args(rargs, masks):
-        from ..lang.kernel import LaunchArgs
         la = LaunchArgs(rargs)
         la.arrays = list(rargs.arrays) + masks
         return la

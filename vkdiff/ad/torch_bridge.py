@@ -21,6 +21,10 @@ result. Non-tensor arguments (numbers, fields) are passed through and get no gra
 Gradients of global fields the computation uses are not cleared (use ndarrays for state)."""
 from ..errors import VkdiffValueError
 from ..lang import state
+from .. import types as T
+from ..lang.ndarray import ndarray
+from ..lang.torch_io import check_cpu, is_tensor
+from .tape import Tape
 
 
 def _torch():
@@ -32,14 +36,12 @@ def _torch():
 
 
 def _dtype(torch_dtype):
-    from .. import types as T
     import numpy as np
     return T.resolve(np.dtype(str(torch_dtype).replace('torch.', '')))
 
 
 def _output_spec(spec, default_dtype):
     """`shape` or `(shape, dtype)` -> (shape tuple, DataType)."""
-    from .. import types as T
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], (tuple, list, int)) \
             and not isinstance(spec[1], int):
         shape, dt = spec
@@ -78,9 +80,6 @@ def torch_function(fn, outputs=((),)):
 
 @state.synchronized
 def _forward(ctx, fn, specs, args):
-    from ..lang.ndarray import ndarray
-    from ..lang.torch_io import check_cpu, is_tensor
-    from .tape import Tape
     inputs, nd_args, default = [], [], None
     for a in args:
         if is_tensor(a):
@@ -96,7 +95,6 @@ def _forward(ctx, fn, specs, args):
             inputs.append(None)
             nd_args.append(a)
     if default is None:
-        from .. import types as T
         default = T.Defaults.fp
     outs = []
     for spec in specs:

@@ -10,6 +10,8 @@ from ..errors import AutodiffError, located
 from .. import optable
 from ..irbuild import Builder, Value, building
 from .activity import analyse
+from ..passes.simplify import simplify
+from ..passes.tasks import Task
 
 
 class Tangent:
@@ -90,8 +92,6 @@ class Tangent:
 
 def tangent_task(task):
     """The tangent (JVP) version of a task: primal plus tangents; None if nothing is active."""
-    from ..passes.simplify import simplify
-    from ..passes.tasks import Task
     active = analyse(task.body, 'dual')
     body = ir.Block()
     b = Builder()

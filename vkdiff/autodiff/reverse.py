@@ -26,6 +26,9 @@ from ..errors import AutodiffError, located
 from .. import optable
 from ..irbuild import Builder, Value, building
 from .activity import analyse
+from ..passes.simplify import simplify
+from ..passes.tasks import Task
+from .access_rules import check_rules
 
 
 # Accumulators (`s += f(...)`) need no per-iteration storage; VKDIFF_AD_ACCUMULATORS=0 turns the
@@ -402,8 +405,6 @@ def adjoint_task(task, flags=None, ad_stack_size=0):
     """The adjoint of one task, as a new Task, or None if nothing flows back through it.
     Overflow flags of run-time sized per-iteration storage are appended to `flags`;
     `ad_stack_size` sizes that storage (0: loops need compile-time trip counts)."""
-    from ..passes.simplify import simplify
-    from ..passes.tasks import Task
     active = analyse(task.body, 'grad')
     if not active and not any(clears_grad(s) for s in ir.walk(task.body)):
         return None
@@ -495,7 +496,6 @@ def adjoint_tasks(tasks, name, ad_stack_size=0):
     flags). The flags are 0-D i32 temporaries (meta['overflow_loc'] says which loop) that an
     adjoint with run-time sized per-iteration storage sets when a loop ran more than
     `ad_stack_size` iterations; the launcher reads them back after the launch."""
-    from .access_rules import check_rules
     tasks = [t.clone() for t in tasks]
     check_rules(tasks, name)
     temps = prepare_temporaries(tasks)
@@ -509,7 +509,6 @@ def adjoint_tasks(tasks, name, ad_stack_size=0):
 
 
 def _zero_task(bufs, name):
-    from ..passes.tasks import Task
     body = ir.Block()
     for f in bufs:
         c = body.append(ir.const(0, f.dtype))

@@ -19,7 +19,8 @@ def _asin_acos(cg, s, x, asin):
     t = cg.t(dt)
     one = cg.m.const(dt, 1.0)
     c = cg.glsl('Sqrt', dt, cg.op('OpFMul', t, cg.op('OpFSub', t, one, x), cg.op('OpFAdd', t, one, x)))
-    return cg.glsl('Atan2', dt, x, c) if asin else cg.glsl('Atan2', dt, c, x)
+    y, x = (x, c) if asin else (c, x)
+    return f32fix.atan2(cg, y, x) if dt is T.f32 else cg.glsl('Atan2', dt, y, x)
 
 
 def asin(cg, s, x):

@@ -9,7 +9,7 @@ from .. import optable
 from .. import types as T
 from ..errors import CompileError, located
 from . import arith, narrow, rng, subgroup, workgroup
-from .memory import GlobalMemory, PushLayout  # noqa: F401  (PushLayout: lang/compiled.py)
+from .memory import GlobalMemory, PushLayout  # noqa: F401  (PushLayout: launch/compiled.py)
 from .module import LOCAL_SIZE, Module
 
 
@@ -437,7 +437,7 @@ class TaskCodegen(GlobalMemory):
         """A 32-bit (or narrower, held in 32 bits) signed integer widened to 64 bits as the pair
         (x, x >> 31) of 32-bit words. Lavapipe (Mesa 22.3) miscompiles comparisons of an
         OpSConvert to 64 bits with constants, also through `+ 0`, `| 0` or max(_, c):
-        `OpSConvert(3) > 5` was true (tests/test_widened_compare.py)."""
+        `OpSConvert(3) > 5` was true (tests/lang/test_widened_compare.py)."""
         m = self.m
         u32 = self.t(T.u32)
         hi = self.op('OpShiftRightArithmetic', self.t(T.i32), x, m.const(T.i32, 31))

@@ -1,4 +1,4 @@
-"""Frontend: an ndarray kernel parameter as kernel code sees it. `a[i, j]`, `a[i][k]` on
+"""Frontend floor: an ndarray kernel parameter as kernel code sees it. `a[i, j]`, `a[i][k]` on
 vector/matrix elements, `a.shape[0]`, `for i, j in a`, `ti.grouped(a)` work as on fields; the
 array itself is an ir.Buffer with role 'arg' bound at each launch, and its shape is read at run
 time from hidden scalar arguments (push constants), so one compiled kernel serves every array

@@ -1,50 +1,24 @@
-"""Frontend stage: `assert cond[, msg]` in kernels. As in Taichi, it is checked only with
+"""Frontend floor: `assert cond[, msg]` in kernels. As in Taichi, it is checked only with
 ti.init(debug=True); otherwise only its condition is evaluated (as Taichi builds it: a call in it
 runs), the check is not built. In debug mode it becomes a
 `check [cond, *values] | message` statement, which passes/debug_checks.py turns into a test that
 reports a failure at the end of the launch (TaichiAssertionError). The message is a string, the
 condition's source (no message), `"fmt %d" % (a, b)` or an f-string: run-time scalars in it are
-read back with the failure and formatted on the host. Also the bound checks of
-ti.init(check_out_of_bound=True) (which debug=True implies) that the frontend builds: run-time
-vector/matrix component indices (`check_components`) and pow(int, int)'s exponent
-(`check_exponent`)."""
+read back with the failure and formatted on the host. (The bound checks of
+ti.init(check_out_of_bound=True) on values are in frontend/checks.py.)"""
 import ast
 
 from ..errors import TaichiSyntaxError
-from ..lang import state
 from ..lang.matrix import Matrix
 from ..passes.debug_checks import MAX_VALUES
 from . import ops
-from .context import Value, emit, error
-
-
-class Message:
-    """The message of a failed assert: `pieces` are strings, ('%', template, items) or
-    ('f', spec, item); an item is a Python value or the index of a run-time value."""
-
-    def __init__(self, text, pieces):
-        self.text, self.pieces = text, pieces
-
-    def __call__(self, values):
-        def get(item):
-            return values[item[1]] if isinstance(item, tuple) else item
-        out = []
-        for p in self.pieces:
-            if isinstance(p, str):
-                out.append(p)
-            elif p[0] == '%':
-                out.append(p[1] % tuple(get(i) for i in p[2]))
-            else:
-                out.append(format(get(p[2]), p[1]))
-        return ''.join(out)
-
-    def __repr__(self):
-        return repr(self.text)
+from .checks import Message
+from .context import Value, current, emit, error
 
 
 def build_assert(fb, node):
     cond = fb(node.test)  # evaluated in any mode: a call in it may have side effects
-    if not state.config.get('debug'):
+    if not current().debug:
         return  # Taichi checks asserts only with debug
     values = []
 
@@ -95,47 +69,3 @@ def build_assert(fb, node):
         cond = ops.as_value(0) != 0
     emit('check', None, [cond.stmt] + values,
          {'message': Message(ast.unparse(msg) if msg is not None else pieces[0], pieces)})
-
-
-def check_components(keys, sizes):
-    """ti.init(debug=True) or check_out_of_bound=True: a `check` that run-time vector/matrix
-    component indices `keys` lie within `sizes` (Taichi's bound checks include them; without the
-    check an index past the end reads the last component and writes none)."""
-    if not state.bounds_checked():
-        return
-    ok, values, pieces = None, [], ['Out of bound access: index (']
-    for k, (key, n) in enumerate(zip(keys, sizes)):
-        if k:
-            pieces.append(', ')
-        if isinstance(key, Value):
-            inside = ops.binary('land', ops.binary('ge', key, 0), ops.binary('lt', key, n))
-            ok = inside if ok is None else ops.binary('land', ok, inside)
-            values.append(key.stmt)
-            pieces.append(('f', '', ('v', len(values) - 1)))
-        else:
-            pieces.append(str(key))
-    if ok is None:
-        return
-    pieces.append(',) of a vector of %d components' % sizes[0] if len(sizes) == 1 else
-                  ') of a %dx%d matrix' % tuple(sizes))
-    text = ''.join(p for p in pieces if isinstance(p, str))
-    emit('check', None, [ok.stmt] + values, {'message': Message(text, pieces), 'exc': 'index'})
-
-
-def check_exponent(base, exp):
-    """ti.init(check_out_of_bound=True) (or debug=True): a `check` that the run-time exponent of
-    an integer `**` is not negative (Taichi's CheckOutOfBound pass: "Negative exponent in
-    pow(int, int) is not allowed."; unchecked, the result is base ** |exp|, as Taichi's)."""
-    if not state.bounds_checked():
-        return
-    values = [exp.stmt]
-    if isinstance(base, Value):
-        values.insert(0, base.stmt)
-        shown = ('f', '', ('v', 0))
-    else:
-        shown = str(base)
-    pieces = ['Negative exponent in pow(int, int) is not allowed: ', shown, ' ** ',
-              ('f', '', ('v', len(values) - 1))]
-    text = 'Negative exponent in pow(int, int) is not allowed'
-    ok = ops.binary('ge', exp, 0)
-    emit('check', None, [ok.stmt] + values, {'message': Message(text, pieces), 'exc': 'value'})

@@ -1,4 +1,4 @@
-"""Frontend stage: walks the Python AST of a `@kernel` / `@func` and emits IR.
+"""Frontend floor: walks the Python AST of a `@kernel` / `@func` and emits IR.
 
 Expressions are evaluated as they are walked: on compile-time values (numbers, fields, modules,
 `ti.static(...)`) Python computes the result; on run-time Values the ops module emits IR. One

@@ -1,15 +1,17 @@
-"""Frontend: compile-time values against run-time ones. The markers kernel code evaluates to
+"""Frontend floor: compile-time values against run-time ones. The markers kernel code evaluates to
 (`ti.static(x)`, `ti.ndrange(...)`, `ti.grouped(...)`), the exceptions that cut a `ti.static`
 loop short, and the predicates the expression, statement and loop builders share (a
-compile-time value? a struct local? a struct field?)."""
+compile-time value? a struct local? a struct field?). `ti.static`, `ti.ndrange` and `ti.grouped`
+themselves are here (lang/api.py exports them), each with its `_vkdiff_marker`."""
 import itertools
 
 import numpy as np
 
 from ..errors import TaichiSyntaxError, TaichiTypeError
-from ..lang.matrix import Matrix
+from ..lang.field import Field
+from ..lang.matrix import Matrix, Vector
 from . import ops
-from .context import Value, error
+from .context import Value, current, error
 from .lvalues import new_local
 
 
@@ -74,10 +76,14 @@ def _compile_time(x):
 
 
 def _is_runtime_scalar_or_matrix(v):
-    from ..lang.struct import Struct  # lang.struct imports lang.kernel, which imports the frontend
     if isinstance(v, Value) or ops.is_number(v):
         return True
-    return isinstance(v, (Matrix, Struct))
+    return isinstance(v, Matrix) or _is_struct(v)
+
+
+def _is_struct(v):
+    """A struct value (frontend/struct.py's Struct)?"""
+    return getattr(type(v), '_vkdiff_struct_value', False)
 
 
 def _is_struct_lv(v):
@@ -89,5 +95,49 @@ def _is_struct_field(v):
 
 
 def _struct_copy(v):
-    from ..lang.struct import Struct  # (as above)
-    return new_local(v) if isinstance(v, Struct) else v
+    return new_local(v) if _is_struct(v) else v
+
+
+# ---- ti.static / ti.ndrange / ti.grouped (exported by lang/api.py) --------------------------
+def static(x, *xs):
+    """`ti.static(x)`: evaluate x at compile time (unrolls loops, selects branches)."""
+    if xs:
+        return tuple(static(v) for v in (x,) + xs)
+    if current() is None:
+        return x
+    if isinstance(x, Grouped):  # ti.static(ti.grouped(ti.ndrange(...))): unrolled index vectors
+        if not isinstance(x.target, NDRange):
+            raise error("Only 'ti.ndrange' is allowed in 'ti.static(ti.grouped(...))'.",
+                        TaichiSyntaxError)
+        return Static([Vector(list(i)) for i in x.target])
+    if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
+            not isinstance(x, (str, Field)):
+        return Static(list(x) if isinstance(x, NDRange) else x)
+    if isinstance(x, Value):
+        raise error('ti.static() needs a compile-time value, got a run-time one')
+    return x
+
+
+static._vkdiff_static_scope = True  # the frontend builds its arguments in static scope
+static._vkdiff_marker = 'static'  # how the loop builder tells ti.static(...) (loops._decorator)
+
+
+def ndrange(*bounds):
+    return NDRange(*bounds)
+
+
+ndrange._vkdiff_marker = 'ndrange'
+
+
+def grouped(x):
+    """`ti.grouped(x)`: a loop over x's indices as one index vector."""
+    if current() is None:
+        import itertools
+        if isinstance(x, Field):
+            off = x.offset or (0,) * len(x.shape)
+            return itertools.product(*[range(o, o + n) for n, o in zip(x.shape, off)])
+        return iter(x)
+    return Grouped(x)
+
+
+grouped._vkdiff_marker = 'grouped'

@@ -1,4 +1,4 @@
-"""Frontend state: the block statements are emitted into, the current source location, and the
+"""Values floor, the frontend's state: the block statements are emitted into, the current source location, and the
 run-time scalar `Value` that kernel code computes with."""
 from .. import irbuild
 from ..errors import CompileError, located
@@ -8,8 +8,11 @@ from ..irbuild import current, building as emitting  # noqa: F401  (the frontend
 class Emitter(irbuild.Builder):
     """The kernel's IR builder, plus what the frontend tracks while it builds."""
 
-    def __init__(self):
+    def __init__(self, debug=False, check_bounds=False):
         super().__init__()
+        # settings, filled in by launch/kernel.py from ti.init's config (as launch/compiled.py
+        # fills compiler.CompileOptions): asserts are built (debug), bound checks are built
+        self.debug, self.check_bounds = debug, check_bounds
         self.kernel_ir = None  # the kernel being built (funcs called from library code need it)
         self.loop_config = None  # set by ti.loop_config(...) for the next for loop
         self.V = Value
@@ -28,9 +31,8 @@ def error(message, exc=CompileError):
 
 
 def _binop(op, rev=False):
-    """An operator method delegating to ops.binary (imported lazily: ops imports this module)."""
+    """An operator method delegating to ops.binary."""
     def f(self, other):
-        from . import ops
         return ops.binary(op, other, self) if rev else ops.binary(op, self, other)
     return f
 
@@ -65,16 +67,16 @@ class Value(Arithmetic, irbuild.Value):
     __eq__, __ne__ = _binop('eq'), _binop('ne')
 
     def __neg__(self):
-        from . import ops
         return ops.unary('neg', self)
 
     def __pos__(self):
         return self
 
     def __invert__(self):
-        from . import ops
         return ops.unary('bnot', self)
 
     def __abs__(self):
-        from . import ops
         return ops.unary('abs', self)
+
+
+from . import ops  # noqa: E402  (cycle inside the values floor: ops.py imports this module)

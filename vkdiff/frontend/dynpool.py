@@ -1,4 +1,4 @@
-"""Frontend: the IR of the pool layout of dynamic SNodes (layout and allocator: lang/dynpool.py).
+"""Frontend floor: the IR of the pool layout of dynamic SNodes (layout and allocator: lang/dynpool.py).
 An element (list at `cell`, position j) lives at pool index (id - 1) * B + o, where chunk class
 c and offset o follow from j and id is the list's table word for c. A load gives 0 where the
 chunk is missing (or j is outside the list's extent); a store or atomic first allocates the
@@ -58,8 +58,7 @@ def _allocate(pool, tbl, c):
     claims the word (0 -> -1, a compare-exchange) takes the slots and installs them; one that
     finds it claimed waits for the id (Taichi's lock around Dynamic_allocate). 0 when the pool
     is full (then its failure word is set)."""
-    from .lvalues import LocalVar
-    v = LocalVar(T.i32)
+    v = lvalues.LocalVar(T.i32)
     v.store(tbl.load())
     with _if(ops.binary('le', v.load(), 0)):
         prev = Value(emit('atomic', T.i32, tbl.indices + [_ival(-1).stmt],
@@ -83,11 +82,10 @@ def _allocate(pool, tbl, c):
 def _take(pool, c):
     """2^c slots from the pool's top: the first one's id (1-based), or 0 when the pool is full
     (and its failure word set)."""
-    from .lvalues import LocalVar
     size = ops.binary('shl', _ival(1), c)
     room = ops.binary('sub', _ival(pool.capacity), size)
     top = _word(pool.top, [0])
-    start = LocalVar(T.i32)
+    start = lvalues.LocalVar(T.i32)
     start.store(-1)
     with _if(ops.binary('le', top.load(), room)):
         start.store(top.atomic('add', size))
@@ -146,8 +144,7 @@ def atomic(elem, fn, value):
     if fn in ('add', 'sub'):  # adding 0 where the pool is full: no branch (nor one to reverse)
         r = Value(emit('atomic', elem.dtype, [at, ops.select(valid, v, zero).stmt], attrs=attrs))
         return ops.select(valid, r, zero)
-    from .lvalues import LocalVar
-    res = LocalVar(elem.dtype)
+    res = lvalues.LocalVar(elem.dtype)
     res.store(zero)
     with _if(valid):
         res.store(Value(emit('atomic', elem.dtype, [at, v.stmt], attrs=attrs)))
@@ -190,7 +187,6 @@ def struct_for_plan(guards, dims):
 
 
 def struct_for(fb, node, names, grouped, guards, g, offset):
-    from .loops import _bind_indices, _loop_body, _unflatten
     p, _, n, _ = g.dyn
     cells = list(g.store.shape)
     tile = min(TILE, n)
@@ -200,8 +196,11 @@ def struct_for(fb, node, names, grouped, guards, g, offset):
         total *= c
     body = ir.Block()
     loop = emit('parfor', T.i32, [_ival(total)], blocks=[body])
-    with current().open(body), _loop_body(fb, 'parallel'):
-        *cell, t = _unflatten(Value(loop), [(0, c, 1) for c in cells + [tiles]], cells + [tiles])
+    from . import loops  # cycle: loops.py imports this module (here, not at the end of this file:
+    # there loops would load while compiletime, which it needs, is half loaded)
+    with current().open(body), loops._loop_body(fb, 'parallel'):
+        dims = [(0, c, 1) for c in cells + [tiles]]
+        *cell, t = loops._unflatten(Value(loop), dims, cells + [tiles])
         length = ops.binary('min', _word(g.store, cell).load(), n)
         start = ops.binary('mul', t, tile)
         end = ops.binary('min', ops.binary('add', start, tile), length)
@@ -212,6 +211,10 @@ def struct_for(fb, node, names, grouped, guards, g, offset):
             for (pos, _), c in zip(g.cell, cell):
                 idx[pos] = c
             idx[p] = Value(loop2)
-            _bind_indices(fb, names, idx, grouped, offset)
+            loops._bind_indices(fb, names, idx, grouped, offset)
             with only_active(guards[:-1], idx):  # (a bitmasked node above the lists)
                 fb.build_body(node.body)
+
+
+# a cycle inside the frontend: lvalues.py imports this module
+from . import lvalues  # noqa: E402

@@ -1,4 +1,4 @@
-"""Frontend stage, expressions: the `build_<Node>` methods of the FunctionBuilder (builder.py) for
+"""Frontend floor, expressions: the `build_<Node>` methods of the FunctionBuilder (builder.py) for
 names, literals, operators, comparisons, subscripts (field elements, with their index checks) and
 calls (ti.func inlining, atomics, Python builtins). On compile-time operands Python computes the
 result; on run-time Values frontend/ops.py emits IR."""
@@ -10,7 +10,6 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
-from ..lang import state
 from ..lang.field import Field
 from ..lang.matrix import Matrix, swizzle_indices
 from . import ops, printing, sparse
@@ -288,7 +287,7 @@ class ExpressionBuilder:
                 continue
             if ops.is_number(k):
                 k = int(k) - o
-                if not 0 <= k < n and not state.bounds_checked():  # else checked at run time
+                if not 0 <= k < n and not current().check_bounds:  # else checked at run time
                     raise error(f'index {k + o} out of range [{o}, {o + n}) in field {field.name}')
             elif not isinstance(k, Value) or not k.dtype.is_int and k.dtype is not T.u1:
                 what = f'a {k.dtype} value' if isinstance(k, Value) else repr(k)
@@ -315,7 +314,7 @@ class ExpressionBuilder:
     def _template_params(self, func, node):
         """The argument positions and keywords of the call `node` that go to a ti.template()
         parameter of `func` (not a struct-typed one: StructType subclasses Template)."""
-        from ..lang.kernel import Template
+        from .func import Template  # cycle: func.py imports the builder, which imports this module
         if any(isinstance(a, ast.Starred) for a in node.args):
             return set()
         inner = getattr(func, '_func', func)  # a func bound to an instance takes self first
@@ -357,7 +356,7 @@ class ExpressionBuilder:
             return method
         methods = getattr(getattr(obj, 'stype', None), 'methods', None) or {}
         if _is_struct_lv(obj) and f.attr not in obj.members and f.attr in methods:
-            from ..lang.kernel import _BoundFunc
+            from .func import _BoundFunc  # (as above)
             return _BoundFunc(methods[f.attr], obj)
         if f.attr == 'fill' and isinstance(obj, MatrixLValue):  # v.fill(x), s[i].vel.fill(x)
             return obj.fill
@@ -455,11 +454,6 @@ def _warn_once(msg):
         warnings.warn(msg, stacklevel=2)
 
 
-def _api():
-    from ..lang import api  # lang.api imports this module (through builder)
-    return api
-
-
 def _static_truth(v):
     if isinstance(v, Value):
         raise error('an `if` in a list comprehension in a kernel must be a compile-time condition')
@@ -468,8 +462,8 @@ def _static_truth(v):
 
 _PY_BUILTINS = {
     abs: lambda x: ops.unary('abs', x),
-    min: lambda *a: _api().min(*a),
-    max: lambda *a: _api().max(*a),
+    min: lambda *a: ops.reduce('min', a),
+    max: lambda *a: ops.reduce('max', a),
     # on compile-time numbers int() and float() stay Python's (`ti.static(range(int(n)))`)
     int: lambda x=0: (int(x) if ops.is_number(x) or isinstance(x, str)
                       else ops.cast(x, T.Defaults.ip)),

@@ -1,4 +1,4 @@
-"""Frontend: `for` loops. The outermost loops of a kernel become parallel `parfor`s (range,
+"""Frontend floor: `for` loops. The outermost loops of a kernel become parallel `parfor`s (range,
 ndrange, struct-for over a field, ti.grouped); inner loops run serially; `ti.static` loops unroll."""
 import ast
 import builtins
@@ -9,12 +9,13 @@ from .. import types as T
 from ..errors import TaichiSyntaxError
 from ..lang.field import Field, SNode
 from ..lang.matrix import Vector
-from ..lang import sparse as sparse_layout
+from ..lang import hooks, sparse as sparse_layout
 from . import ops, sparse
 from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue, _is_struct_field
 from .context import Value, emit, error, current
 from .lvalues import field_lvalue
+from . import dynpool
 
 
 def _bounds_of_range(fb, call):
@@ -126,13 +127,11 @@ def _decorator(fb, node):
         name = name.value
     if not isinstance(name, ast.Name):
         return ''
-    from ..lang import api
     try:
         fn = fb(node.func)
     except Exception:
         return ''
-    return {api.static: 'static', api.grouped: 'grouped', api.ndrange: 'ndrange'}.get(fn, '') \
-        if callable(fn) else ''
+    return getattr(fn, '_vkdiff_marker', '') if callable(fn) else ''  # (frontend/compiletime.py)
 
 
 def _check_decorators(fb, it_node):
@@ -158,6 +157,7 @@ def _check_loop_vars(fb, target):
                         'used as loop variable', TaichiSyntaxError)
 
 
+@hooks.provides('fill_in_kernel')  # (Field.fill called in a kernel: lang/field.py)
 def fill_in_kernel(field, value):
     """`x.fill(v)` in kernel code: a loop over every element of the field storing v (parallel
     when written at the kernel's top level)."""
@@ -220,7 +220,6 @@ def _unflatten(lin, dims, counts):
 
 
 def _parallel_for(fb, node, names, dims, grouped, config=None, guards=(), offset=None):
-    from . import dynpool
     g = dynpool.struct_for_plan(guards, dims)
     if g is not None:  # a pooled dynamic node's lists, tile by tile (frontend/dynpool.py)
         return dynpool.struct_for(fb, node, names, grouped, guards, g, offset)

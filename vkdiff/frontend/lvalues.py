@@ -1,4 +1,4 @@
-"""Frontend: things kernel code can assign to (locals, field elements, matrix entries), each with
+"""Frontend floor: things kernel code can assign to (locals, field elements, matrix entries), each with
 load / store / atomic, emitting IR."""
 import numpy as np
 
@@ -8,7 +8,7 @@ from ..errors import TaichiIndexError, TaichiTypeError, UnsupportedError
 from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
                            component_sizes, dynamic_flat_index, flatten_key, slice_positions)
 from . import dynpool, ops, sparse
-from .asserts import check_components
+from .checks import check_components
 from .context import Value, current, emit, error
 
 ATOMIC_AUG = {'add': 'add', 'sub': 'sub', 'band': 'band', 'bor': 'bor', 'bxor': 'bxor'}
@@ -313,7 +313,7 @@ class LocalList(list):
 
 def new_local(value):
     """A fresh local (scalar, matrix or struct) initialised with `value`."""
-    from ..lang.struct import Struct, new_struct_local  # lang.struct imports the frontend
+    from .struct import Struct, new_struct_local  # cycle: struct.py imports this module
     if isinstance(value, Struct):
         return new_struct_local(value)
     if isinstance(value, Matrix):

@@ -1,4 +1,4 @@
-"""Scalar operations usable in both scopes: on Python numbers they compute at once (compile-time
+"""Values floor: scalar operations usable in both scopes: on Python numbers they compute at once (compile-time
 folding, and `ti.sin(1.0)` in Python scope, with the op table's host functions); on run-time
 `Value`s they emit IR through the kernel's builder (irbuild), which applies the op table's typing
 (Taichi's rules). Matrices are handled elementwise by `lang.matrix`."""
@@ -11,8 +11,7 @@ from .context import Value, error, current
 
 
 def _is_matrix(x):
-    from ..lang.matrix import Matrix
-    return isinstance(x, Matrix)
+    return isinstance(x, _matrix.Matrix)
 
 
 def is_number(x):
@@ -117,11 +116,10 @@ def taichi_literal(x, other):
 
 def binary(op, a, b):
     if _is_matrix(a) or _is_matrix(b):
-        from ..lang.matrix import elementwise, _as_matrix, host_broadcast  # `v == [1, 2]`
-        a, b = _as_matrix(a), _as_matrix(b)
+        a, b = _matrix._as_matrix(a), _matrix._as_matrix(b)  # `v == [1, 2]`
         if not in_kernel() and _is_matrix(a) and _is_matrix(b) and _shape(a) != _shape(b):
-            return host_broadcast(optable.OPS[op].host, a, b)  # Python scope: as Taichi does
-        return elementwise(lambda x, y: binary(op, x, y), a, b)
+            return _matrix.host_broadcast(optable.OPS[op].host, a, b)  # Python scope: as Taichi does
+        return _matrix.elementwise(lambda x, y: binary(op, x, y), a, b)
     if not isinstance(a, Value) and not isinstance(b, Value):
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return _numpy_binary(op, a, b)
@@ -198,8 +196,7 @@ def _pow(a, b):
     if not tb.is_float:  # a run-time integer exponent
         if not t.is_float:
             if b.dtype.is_signed:
-                from .asserts import check_exponent  # ti.init(check_out_of_bound=True) checks
-                check_exponent(a, b)
+                _checks.check_exponent(a, b)  # (ti.init(check_out_of_bound=True))
             return _int_pow(a, b)
         # float ** run-time integer: the reciprocal for a negative exponent -- exact, and
         # defined for a negative base
@@ -238,8 +235,7 @@ def unary(op, a):
 
 def select(cond, a, b):
     if _is_matrix(cond) or _is_matrix(a) or _is_matrix(b):  # entry by entry, cond included
-        from ..lang.matrix import elementwise
-        return elementwise(select, cond, a, b)
+        return _matrix.elementwise(select, cond, a, b)
     if not isinstance(cond, Value):
         return a if cond else b
     return current().select(cond, taichi_literal(a, b), taichi_literal(b, a))
@@ -247,3 +243,20 @@ def select(cond, a, b):
 
 def in_kernel():
     return current() is not None
+
+
+def reduce(fn, args):
+    """ti.max(a, b, c) = max(a, max(b, c)): Taichi's order (it matters for NaN); one iterable
+    argument is its items."""
+    if len(args) == 1:
+        args = tuple(args[0])
+    acc = args[-1]
+    for a in reversed(args[:-1]):
+        acc = binary(fn, a, acc)
+    return acc
+
+
+# cycles inside the values floor: lang/matrix.py and frontend/checks.py import this module (only
+# module objects here, bound after everything above is defined)
+from ..lang import matrix as _matrix  # noqa: E402
+from . import checks as _checks  # noqa: E402

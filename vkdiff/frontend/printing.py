@@ -1,4 +1,4 @@
-"""Frontend stage: `print(...)` in kernels and ti.funcs, and the f-strings and `str.format` calls
+"""Frontend floor: `print(...)` in kernels and ti.funcs, and the f-strings and `str.format` calls
 that feed it (Taichi 1.7.4's ti_print, ti_format and canonicalize_formatted_string).
 
 `print(*values, sep=' ', end='\\n')` becomes one `print` IR statement: its args are the scalar
@@ -16,6 +16,7 @@ from ..errors import TaichiSyntaxError, TaichiTypeError
 from ..passes import printf
 from . import ops
 from .context import Value, current, error
+from ..lang.matrix import Matrix
 
 
 class Formatted:
@@ -39,7 +40,6 @@ class Spec:
 
 def _runtime(x):
     """Does x hold run-time values (so that only print can format it)?"""
-    from ..lang.matrix import Matrix
     if isinstance(x, (list, tuple)):
         return any(_runtime(e) for e in x)
     return isinstance(x, (Value, Matrix, Spec, Formatted))
@@ -150,7 +150,6 @@ def build_print(args, kwargs):
 
 def _flatten(x, spec, out):
     """Append the entries of one printed object: strings, and (Value, user specifier)."""
-    from ..lang.matrix import Matrix
     if isinstance(x, str):
         out.append(x)
     elif isinstance(x, Formatted):

@@ -1,4 +1,4 @@
-"""Frontend: the IR of sparse SNodes (layout and semantics: lang/sparse.py). A write to a field
+"""Frontend floor: the IR of sparse SNodes (layout and semantics: lang/sparse.py). A write to a field
 under pointer/bitmasked nodes also stores 1 into each ancestor's mask word (a dynamic one: an
 atomic max of its length); a read under a dynamic node gives 0 past the list's length;
 struct-fors skip inactive cells; `ti.activate/deactivate/is_active/append/length` and the
@@ -11,6 +11,8 @@ from ..errors import TaichiIndexError
 from ..lang import sparse as S
 from . import ops
 from .context import Value, current, emit, error
+from ..lang.matrix import Matrix
+from ..lang.field import Field
 
 _suppressed = [0]
 
@@ -30,8 +32,7 @@ def _vals(indices):
 
 
 def _word(field, idx):
-    from .lvalues import FieldElem
-    return FieldElem(field, [ops.as_value(i, T.i32).stmt for i in idx])
+    return lvalues.FieldElem(field, [ops.as_value(i, T.i32).stmt for i in idx])
 
 
 def on_write(field, indices):
@@ -88,7 +89,6 @@ def _index_list(node, indices, what, container=False):
     """The indices as a list (ints and Values): of a cell of `node`, or with container=True of
     the dynamic node's container cell (its list). Either is accepted for a dynamic node when
     container is None."""
-    from ..lang.matrix import Matrix
     if isinstance(indices, Matrix):
         idx = list(indices.entries)
     elif isinstance(indices, (list, tuple)):
@@ -166,8 +166,7 @@ def deactivate(node, indices):
     cell = node._parent if kind == 'dynamic' else node
     old = _word(node._sparse_store, idx).atomic('band', 0)
     if node.__dict__.get('_pool_mode'):  # its chunks stay with it, zeroed (lang/dynpool.py)
-        from .dynpool import clear_list
-        return clear_list(node, idx, old)
+        return dynpool.clear_list(node, idx, old)
     then_b, else_b = ir.Block(), ir.Block()
     emit('if', None, [ops.to_bool(ops.binary('ne', old, 0))], blocks=[then_b, else_b])
     with current().open(then_b):
@@ -202,7 +201,6 @@ def _zero_region(field, shape, placed, node, idx, levels=None):
     body = ir.Block()
     loop = emit('for', T.i32, [ops.as_value(0, T.i32), ops.as_value(total, T.i32)],
                 attrs={'step': 1}, blocks=[body])
-    from .lvalues import FieldElem
     with current().open(body), no_activation():
         k, out = Value(loop), []
         for d in reversed(range(len(counts))):
@@ -212,7 +210,7 @@ def _zero_region(field, shape, placed, node, idx, levels=None):
         out.reverse()
         stmts = [ops.as_value(i, T.i32).stmt for i in out]
         for c in range(field.ncomp):
-            FieldElem(field, stmts, c).store(ops.as_value(0, field.dtype))
+            lvalues.FieldElem(field, stmts, c).store(ops.as_value(0, field.dtype))
 
 
 def is_active(node, indices):
@@ -239,7 +237,6 @@ def length(node, indices):
 
 def append(node, indices, value):
     """Append to the list at `indices`; returns the list's old length (Taichi's)."""
-    from .lvalues import field_lvalue
     _dynamic(node, 'append')
     idx = _index_list(node, indices, 'ti.append', True)
     n = node.levels[-1][1]
@@ -256,7 +253,7 @@ def append(node, indices, value):
     emit('if', None, [ops.to_bool(ops.binary('lt', k, n))], blocks=[then_b, else_b])
     with current().open(then_b), no_activation():
         full = [ops.as_value(i, T.i32).stmt for i in _full_index(node, leaf, idx, k)]
-        lv = target._lvalue(full) if hasattr(target, '_lvalue') else field_lvalue(target, full)
+        lv = target._lvalue(full) if hasattr(target, '_lvalue') else lvalues.field_lvalue(target, full)
         lv.store(value)
     return k
 
@@ -281,9 +278,7 @@ def dynamic_method(base, key, attr):
     """`x[i, j].append`, `x.length`, `x[i].deactivate` (`base[key].attr`, key None for
     `base.attr`) on a field placed in a dynamic node, named with one index fewer than the field
     has: the method, as a function of the call's arguments; else None."""
-    from .compiletime import _is_struct_field
-    from ..lang.field import Field
-    if attr not in METHODS or not (isinstance(base, Field) or _is_struct_field(base)):
+    if attr not in METHODS or not (isinstance(base, Field) or compiletime._is_struct_field(base)):
         return None
     try:
         dyn = base.parent()
@@ -298,5 +293,8 @@ def dynamic_method(base, key, attr):
 
 
 def _flat(key):
-    from ..lang.matrix import Matrix
     return [e for k in key for e in (k.entries if isinstance(k, Matrix) else [k])]
+
+
+# cycles inside the frontend: lvalues.py, dynpool.py and compiletime.py import this module
+from . import compiletime, dynpool, lvalues  # noqa: E402

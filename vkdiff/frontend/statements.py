@@ -1,4 +1,4 @@
-"""Frontend stage, statements: the `build_<Node>` methods of the FunctionBuilder (builder.py) for
+"""Frontend floor, statements: the `build_<Node>` methods of the FunctionBuilder (builder.py) for
 assignments (locals, field elements, matrix entries, struct members), augmented assignments
 (atomics on fields), if/while/break/continue, for (frontend/loops.py) and return (a func's
 returns inside branches are restructured so each ends its path)."""

@@ -20,8 +20,10 @@ import weakref
 import numpy as np
 
 from . import font
+from .png import write_png
 from .raster import Canvas, pack_colors
-from .window import MOTION, PRESS, RELEASE, WindowUnavailable
+from .widgets import draw_widgets, widget_input
+from .window import MOTION, PRESS, RELEASE, Window, WindowUnavailable
 
 _warned_headless = False
 
@@ -133,7 +135,6 @@ class GUI:
     def _open_window(self):
         global _warned_headless
         try:
-            from .window import Window
             # The window's callbacks must not keep this GUI alive: dropping the
             # GUI closes its window (see __del__).
             ref = weakref.WeakMethod(self._push_event)
@@ -327,7 +328,6 @@ class GUI:
         if self._max_frames is not None and self.frame >= self._max_frames:
             raise SystemExit(0)
         if self._widgets:
-            from .widgets import draw_widgets
             draw_widgets(self)
         if self._window is not None:
             self._window.present(self.canvas.rgba_bottom_up())
@@ -369,7 +369,6 @@ class GUI:
         if etype == PRESS and key in (GUI.ESCAPE, GUI.EXIT):
             self._should_close = True
         if self._widgets and key in (GUI.LMB, GUI.MOVE):
-            from .widgets import widget_input
             widget_input(self, etype, key, pos)
         mods = [m for m in (GUI.SHIFT, GUI.ALT, GUI.CTRL) if self.is_pressed(m)]
         self._events.append(GUI.Event(etype, key, pos, mods, delta))
@@ -444,7 +443,6 @@ def write_image(path, rgb):
     if Image is not None:
         Image.fromarray(rgb, "RGB").save(path)
         return
-    from .png import write_png
     if not path.lower().endswith(".png"):
         warnings.warn(f"vkdiff.GUI: pillow is not installed, writing PNG data to {path}")
     write_png(path, rgb)

@@ -10,6 +10,7 @@ over it.
 import numpy as np
 
 from . import font
+from .raster import pack_colors
 
 PANEL_W, ROW_H, MARGIN = 180, 34, 6
 BG, HOVER, TEXT, BAR, KNOB = 0xAAAAAA, 0xCCCCCC, 0x111111, 0x333333, 0x555555
@@ -24,7 +25,6 @@ def _rect_px(gui, i):
 
 
 def _fill(gui, x0, y0, x1, y1, color):
-    from .raster import pack_colors
     x0, y0 = max(x0, 0), max(y0, 0)
     if x1 > x0 and y1 > y0:
         gui.canvas.buf[y0:y1, x0:x1] = pack_colors(color)

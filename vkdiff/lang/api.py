@@ -1,50 +1,13 @@
-"""API stage: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
+"""Face floor: the functions kernel code calls (`ti.static`, `ti.ndrange`, `ti.random`, atomics,
 math), usable in Python scope too where that makes sense."""
 from .. import optable
 from .. import types as T
-from ..errors import TaichiSyntaxError, TaichiTypeError
-from ..frontend import ops
-from ..frontend.compiletime import Grouped, NDRange, Static
+from ..errors import TaichiTypeError, VkdiffError
+from ..frontend import ops, sparse as frontend_sparse
+from ..frontend.compiletime import grouped, ndrange, static  # noqa: F401  (ti.static, ...)
 from ..frontend.context import Value, emit, error, current
-from . import state
-from .field import Field
-from .matrix import Matrix, Vector, elementwise
-
-
-def static(x, *xs):
-    """`ti.static(x)`: evaluate x at compile time (unrolls loops, selects branches)."""
-    if xs:
-        return tuple(static(v) for v in (x,) + xs)
-    if current() is None:
-        return x
-    if isinstance(x, Grouped):  # ti.static(ti.grouped(ti.ndrange(...))): unrolled index vectors
-        if not isinstance(x.target, NDRange):
-            raise error("Only 'ti.ndrange' is allowed in 'ti.static(ti.grouped(...))'.",
-                        TaichiSyntaxError)
-        return Static([Vector(list(i)) for i in x.target])
-    if isinstance(x, (range, list, tuple, NDRange)) or hasattr(x, '__iter__') and \
-            not isinstance(x, (str, Field)):
-        return Static(list(x) if isinstance(x, NDRange) else x)
-    if isinstance(x, Value):
-        raise error('ti.static() needs a compile-time value, got a run-time one')
-    return x
-
-
-static._vkdiff_static_scope = True  # the frontend builds its arguments in static scope
-
-
-def ndrange(*bounds):
-    return NDRange(*bounds)
-
-
-def grouped(x):
-    if current() is None:
-        import itertools
-        if isinstance(x, Field):
-            off = x.offset or (0,) * len(x.shape)
-            return itertools.product(*[range(o, o + n) for n, o in zip(x.shape, off)])
-        return iter(x)
-    return Grouped(x)
+from . import sparse, state
+from .matrix import Matrix, elementwise
 
 
 def loop_config(*, serialize=False, block_dim=None, parallelize=None, block_dim_adaptive=True,
@@ -160,22 +123,12 @@ def pow(x, y):
     return ops.binary('pow', x, y)
 
 
-def _reduce(fn, args):
-    """ti.max(a, b, c) = max(a, max(b, c)): Taichi's order (it matters for NaN)."""
-    if len(args) == 1:
-        args = tuple(args[0])
-    acc = args[-1]
-    for a in reversed(args[:-1]):
-        acc = ops.binary(fn, a, acc)
-    return acc
-
-
 def min(*args):
-    return _reduce('min', args)
+    return ops.reduce('min', args)
 
 
 def max(*args):
-    return _reduce('max', args)
+    return ops.reduce('max', args)
 
 
 def select(cond, a, b):
@@ -250,3 +203,51 @@ def device_name():
 
 def device_features():
     return dict(state.runtime().features)
+
+
+# ---- sparse SNodes, kernel only (the data is lang/sparse.py; the IR frontend/sparse.py) --------
+def activate(node, indices):
+    """`ti.activate(snode, I)`: activate the cell I of `snode` (and its ancestors)."""
+    sparse._check_node(node, 'activate')
+    if current() is None:
+        _kernel_only('activate')
+    frontend_sparse.activate(node, indices)
+
+
+def deactivate(node, indices):
+    """`ti.deactivate(snode, I)`: a pointer cell's data is zeroed (Taichi frees it), a
+    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied (its data zeroed)."""
+    sparse._check_node(node, 'deactivate')
+    if current() is None:
+        _kernel_only('deactivate')
+    frontend_sparse.deactivate(node, indices)
+
+
+def is_active(node, indices):
+    """`ti.is_active(snode, I)`: 1 if the cell I of `snode` is active, else 0."""
+    sparse._check_node(node, 'is_active')
+    if current() is None:
+        _kernel_only('is_active')
+    return frontend_sparse.is_active(node, indices)
+
+
+def append(node, indices, value):
+    """`ti.append(dyn, I, v)`: append v to the list at I of a dynamic node; the old length."""
+    if current() is None:
+        _kernel_only('append')
+    if not sparse._is_node(node):
+        node = node.parent()  # a field placed in the dynamic node (Taichi accepts it)
+    return frontend_sparse.append(node, indices, value)
+
+
+def length(node, indices):
+    """`ti.length(dyn, I)`: the length of the list at I of a dynamic node."""
+    if current() is None:
+        _kernel_only('length')
+    if not sparse._is_node(node):
+        node = node.parent()
+    return frontend_sparse.length(node, indices)
+
+
+def _kernel_only(name):
+    raise VkdiffError(f'ti.{name} can only be called in a kernel (Taichi scope)')

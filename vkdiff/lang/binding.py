@@ -1,4 +1,4 @@
-"""API stage: binding the IR's Buffers (ir.Buffer) to device storage. The compiler names memory
+"""Data floor: binding the IR's Buffers (ir.Buffer) to device storage. The compiler names memory
 by Buffers only; at launch each Buffer of a compiled task is bound to storage by its role:
   'field' / 'grad' / 'dual' of a user Field -> that Field's storage (the Field holds its Buffer and
       registers itself here as its owner);
@@ -6,7 +6,7 @@ by Buffers only; at launch each Buffer of a compiled task is bound to storage by
       first use, keyed by the Buffer, alive until ti.init() / ti.reset() (as the kernels that use
       it: they are compiled again after a reset, with new temporaries);
   'arg' -> the array passed for that kernel parameter at this launch (issue 12).
-Bind lists are computed once per compiled task (lang.compiled); only 'arg' Buffers would need a
+Bind lists are computed once per compiled task (launch.compiled); only 'arg' Buffers would need a
 per-launch lookup."""
 import weakref
 
@@ -40,6 +40,7 @@ def storage_for(buf, launch_args=None):
 def temp_storage(buf):
     st = state.temps.get(buf)
     if st is None:
+        # cycle: field.py imports this module
         from .field import rt_storage
         st = state.temps[buf] = rt_storage(state.runtime(), buf.shape + buf.elem_shape,
                                            buf.dtype, buf.name)

@@ -1,4 +1,4 @@
-"""API stage: Taichi public names that the rest of the API layer has no other home for
+"""Face floor: Taichi public names that the rest of the API layer has no other home for
 (`ti.atomic_mul`, `ti.zero`/`one`, `ti.solve`, `ti.eig`, `ti.stop_grad`, ...). `vkdiff/__init__.py`
 star-imports `__all__` from here, so each name is listed once. Definitions follow Taichi 1.7.4
 (python/taichi/_funcs.py, lang/impl.py), written branch-free with select so they work in both
@@ -8,8 +8,9 @@ from ..frontend import ops
 from ..frontend.context import current, error
 from . import api as _api
 from .fields_builder import FieldsBuilder, SNodeTree
-from .kernel import Func, func
+from ..frontend.func import Func, func
 from .matrix import Matrix, Vector
+from .enums import Layout
 from .field import Field
 
 atomic_mul = _api.atomic_mul
@@ -109,12 +110,15 @@ def _unit(v):
     return [x / n for x in v]
 
 
-_FREXP = {32: (T.i32, 23, 0xff, 126, 1 << 25, 25), 64: (T.i64, 52, 0x7ff, 1022, 1 << 54, 54)}
+_FREXP = {32: (T.i32, 23, 0xff, 126), 64: (T.i64, 52, 0x7ff, 1022)}
 
 
 def frexp(x):
     """`m, e = ti.frexp(x)`: x = m * 2**e with 0.5 <= |m| < 1 (numpy's frexp: (x, 0) for 0,
-    inf and NaN), from the float's bits (subnormals scaled into the normal range first)."""
+    inf and NaN), from the float's bits by integer operations only: a device may flush subnormal
+    operands of float operations to zero (SwiftShader does; Vulkan allows it without
+    DenormPreserve), so a subnormal's significand is converted to a float (exact, and normal) and
+    its leading bit read from that float's exponent."""
     if current() is None or not hasattr(x, 'dtype') or isinstance(x, Matrix):
         if isinstance(x, Matrix):
             raise error('ti.frexp takes a scalar', TypeError)
@@ -123,15 +127,20 @@ def frexp(x):
         return (float(m), int(e)) if np.ndim(m) == 0 else (m, e)
     dt = x.dtype if x.dtype.is_float and x.dtype.bits >= 32 else T.f32
     x = ops.cast(x, dt)
-    it, mbits, emax, bias, scale, k = _FREXP[dt.bits]
-    ef = lambda b: ops.binary('band', ops.binary('shr', b, mbits), emax)  # noqa: E731
-    sub = ops.binary('land', ops.binary('eq', ef(_api.bit_cast(x, it)), 0), ops.binary('ne', x, 0))
-    b = _api.bit_cast(_sel(sub, x * float(scale), x), it)
-    e = ef(b) - bias - _sel(sub, k, 0)
-    keep = ~(emax << mbits) & ((1 << dt.bits) - 1)  # sign and mantissa bits
-    keep = keep - (1 << dt.bits) if keep >> (dt.bits - 1) else keep
-    m = _api.bit_cast(ops.binary('bor', ops.binary('band', b, keep), bias << mbits), dt)
-    special = ops.binary('lor', ops.binary('eq', x, 0), ops.binary('eq', ef(b), emax))
+    it, mbits, emax, bias = _FREXP[dt.bits]
+    band, eq = (lambda a, b: ops.binary('band', a, b)), (lambda a, b: ops.binary('eq', a, b))
+    ef = lambda b: band(ops.binary('shr', b, mbits), emax)  # noqa: E731
+    frac_mask, sign_mask = (1 << mbits) - 1, -(1 << (dt.bits - 1))
+    b = _api.bit_cast(x, it)
+    eb, frac = ef(b), band(b, frac_mask)
+    # a subnormal (exponent bits 0, fraction f != 0) is f * 2**(-bias - mbits); f as a float is
+    # 1.g * 2**p (exponent bits p + bias + 1): x = 0.1g * 2**(p + 1 - bias - mbits)
+    fb = _api.bit_cast(ops.cast(frac, dt), it)
+    sub = ops.binary('land', eq(eb, 0), ops.binary('ne', frac, 0))
+    e = _sel(sub, ef(fb) - 2 * bias - mbits, eb - bias)
+    g = _sel(sub, band(fb, frac_mask), frac)
+    m = _api.bit_cast(ops.binary('bor', ops.binary('bor', band(b, sign_mask), g), bias << mbits), dt)
+    special = ops.binary('lor', ops.binary('land', eq(eb, 0), eq(frac, 0)), eq(eb, emax))
     return _sel(special, x, m), ops.cast(_sel(special, 0, e), T.i32)
 
 
@@ -154,13 +163,6 @@ def block_local(*fields):
     for f in fields:
         if not isinstance(f, Field):
             raise error(f'ti.block_local takes fields, got {type(f).__name__}')
-
-
-class Layout:
-    """`ti.Layout.AOS` / `ti.Layout.SOA`: the member layout of a struct field (accepted; vkdiff
-    stores each member in its own buffer)."""
-    AOS = 'aos'
-    SOA = 'soa'
 
 
 class PyFunc(Func):

@@ -1,4 +1,4 @@
-"""API stage: Python-scope values converted into a field's or a kernel argument's dtype, with
+"""Data floor: Python-scope values converted into a field's or a kernel argument's dtype, with
 Taichi 1.7.4's conversions where Taichi defines them and a clear error for everything else.
 Every check runs on the whole input before anything is written, so a failed assignment,
 `fill` or `from_numpy` leaves the field's data intact.

@@ -1,4 +1,4 @@
-"""API stage: the device-side chunk allocator of dynamic SNodes (the "pool layout").
+"""Data floor: the device-side chunk allocator of dynamic SNodes (the "pool layout").
 
 A dynamic node whose fields would be large stored densely (Taichi's oit_renderer: 1000 x 1000
 lists of up to 2048 structs, 40 GB) keeps its elements in a pool of chunks allocated on the
@@ -36,6 +36,7 @@ from .. import types as T
 from ..errors import DynamicPoolError
 from . import state
 from .sparse import layout_of
+from .sparse import guards_of, host_active, fields_under
 
 DENSE_LIMIT = 64 << 20  # bytes of dense storage above which a dynamic node uses the pool
 DEFAULT_BUDGET = 1 << 30  # bytes for one node's pools, without ti.init(device_memory_GB=)
@@ -78,8 +79,8 @@ class Pool:
     """One dynamic node's allocator state: table, top, and a pool per field placed in it."""
 
     def __init__(self, node):
+        # cycle: field.py imports this module
         from .field import Field
-        from .sparse import fields_under
         self.node = node
         self.n = node.levels[-1][1]
         self.B = max(1, min(node._chunk_size or self.n, MAX_FIRST_CHUNK, self.n))
@@ -198,7 +199,6 @@ def pool_of(node):
 
 def _where(field, idx_arrays, allocate):
     """Pool element indices of the logical indices idx_arrays (tuple of arrays) of field."""
-    from .sparse import guards_of
     pool = pool_of(node_of(field))
     g = [g for g in guards_of(field) if g.kind == 'dynamic'][-1]
     return pool, pool.host_slots(tuple(g.cell_index(idx_arrays)), g.position(idx_arrays),
@@ -222,7 +222,6 @@ def host_set(field, idx, value):
 
 def host_gather(field):
     """The field as a dense array (0 at inactive elements): to_numpy."""
-    from .sparse import host_active
     out = np.zeros(field.shape + field.elem_shape, field.dtype.np)
     idx = np.nonzero(host_active(field))
     if len(idx[0]):
@@ -234,7 +233,6 @@ def host_gather(field):
 
 def host_scatter(field, arr):
     """Write the active elements of a dense array (from_numpy, fill): Taichi's semantics."""
-    from .sparse import host_active
     idx = np.nonzero(host_active(field))
     if len(idx[0]):
         pool, w = _where(field, idx, True)

@@ -1,9 +1,13 @@
-"""API stage: Taichi's `taichi.lang.enums` names (`Layout`, `AutodiffMode`, `SNodeGradType`), the
+"""Data floor: Taichi's `taichi.lang.enums` names (`Layout`, `AutodiffMode`, `SNodeGradType`), the
 enumerations Taichi programs compare reflection results with (`x.snode.ptr.get_snode_grad_type()
 == SNodeGradType.ADJOINT`)."""
 import enum
 
-from .compat import Layout
+class Layout:
+    """`ti.Layout.AOS` / `ti.Layout.SOA`: the member layout of a struct field (accepted; vkdiff
+    stores each member in its own buffer)."""
+    AOS = 'aos'
+    SOA = 'soa'
 
 
 class AutodiffMode(enum.Enum):

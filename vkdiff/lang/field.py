@@ -1,4 +1,4 @@
-"""API stage: global fields (`ti.field`, `Vector.field`, `Matrix.field`, `ti.root`), their
+"""Data floor: global fields (`ti.field`, `Vector.field`, `Matrix.field`, `ti.root`), their
 gradients, and host access. A field's data lives on the device; the host sees it through a lazily
 synchronised mirror (see runtime.program.Storage). Kernels see a field as its `buffer` (an
 ir.Buffer, bound to the field's storage at launch: lang.binding)."""
@@ -8,11 +8,14 @@ from .. import ir
 from .. import types as T
 from ..errors import (FieldIndexError, FieldOffsetError, IndexCountError, IndexTypeError, TaichiRuntimeError,
                       UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
-from . import binding, convert, state
+from . import binding, convert, hooks, state
 from .proxy import element
 from . import dynpool
 from .sparse import guards_of, host_activate, host_active, host_past_length, sparse_zero
 from ..frontend.context import current
+from .matrix import Matrix
+from .torch_io import as_numpy, to_torch
+from .enums import SNodeGradType
 
 
 class Field(ir.ElementShape):
@@ -207,7 +210,6 @@ class Field(ir.ElementShape):
             v = dynpool.host_get(self, idx)
             if not self.elem_shape:
                 return v.item()
-            from .matrix import Matrix
             return Matrix(v.tolist())
         if not self.elem_shape:
             return self.storage.for_host_read()[idx].item()
@@ -279,7 +281,6 @@ class Field(ir.ElementShape):
 
     def _numpy_input(self, arr):
         """`arr` converted for from_numpy (checked, not written)."""
-        from .torch_io import as_numpy
         arr = as_numpy(arr, f'from_numpy into {self.name}')
         want = self.shape + self.elem_shape
         nd = len(self.shape)
@@ -309,7 +310,6 @@ class Field(ir.ElementShape):
 
     def to_torch(self, device=None, keep_dims=False):
         """The data as a new torch tensor (shaped as to_numpy gives it), on `device`."""
-        from .torch_io import to_torch
         return to_torch(self.to_numpy(keep_dims=keep_dims), device)
 
     def from_torch(self, tensor):
@@ -321,9 +321,8 @@ class Field(ir.ElementShape):
         """Set every element (every component of a vector/matrix field) to `value`; a float
         into an integer field truncates, as in Taichi. Checked before anything is written.
         In a kernel it is a loop storing `value` (a kernel value too) into every element."""
-        if current() is not None:
-            from ..frontend.loops import fill_in_kernel  # the frontend imports this module
-            return fill_in_kernel(self, value)
+        if current() is not None:  # the frontend compiles it (frontend/loops.py)
+            return hooks.call('fill_in_kernel', self, value)
         self._fill_converted(self._fill_input(value))
 
     def _fill_input(self, value):
@@ -333,8 +332,7 @@ class Field(ir.ElementShape):
     def _fill_converted(self, v):
         if not self.elem_shape or (v == v.flat[0]).all():
             # on the device: no host round trip, so a Tape inside a time loop never syncs
-            from .builtin_kernels import fill
-            fill(self, v if not self.elem_shape else v.flat[0].item())
+            hooks.call('fill_field', self, v if not self.elem_shape else v.flat[0].item())
             return
         if dynpool.node_of(self) is not None:
             return dynpool.host_scatter(self, np.broadcast_to(v, self.shape + self.elem_shape))
@@ -352,8 +350,7 @@ class Field(ir.ElementShape):
             raise VkdiffValueError(f'copy_from: field {self.name} has shape {self.shape} and element '
                                    f'shape {self.elem_shape}; the source {other.name} has '
                                    f'{other.shape} and {other.elem_shape}')
-        from .builtin_kernels import copy_field
-        if not copy_field(self, other):  # (one copy command on the device: no host sync)
+        if not hooks.call('copy_field', self, other):  # (one copy command on the device: no host sync)
             self.from_numpy(other.to_numpy())
 
     def __repr__(self):
@@ -376,12 +373,14 @@ class Field(ir.ElementShape):
     def get_scalar_field(self, *indices):
         """Taichi's `v.get_scalar_field(i[, j])`: member (i, j) of a vector/matrix field as a
         scalar field, placeable on its own (lang/member_field.py)."""
+        # cycle: member_field.py imports this module
         from .member_field import get_scalar_field
         return get_scalar_field(self, *indices)
 
     def _get_dynamic_index_stride(self):
         """Taichi's byte stride between a matrix field's members in its SNode layout, or None
         (lang/member_field.dynamic_index_stride)."""
+        # cycle: member_field.py imports this module
         from .member_field import dynamic_index_stride
         return dynamic_index_stride(self)
 
@@ -395,7 +394,6 @@ class Field(ir.ElementShape):
         """The SNode x is placed as (Taichi's `x.snode`): `x.snode.parent()` is its container."""
         leaf = getattr(self, '_snode_leaf', None)
         if leaf is None:  # made with shape=: one dense level under ti.root
-            from .. import root
             node = root.dense(axes(*range(len(self.shape))), self.shape) if self.shape else root
             leaf = node._place_leaf()
             leaf._field = self
@@ -413,7 +411,6 @@ class _PlaceInfo:
         return self._f.name
 
     def get_snode_grad_type(self):
-        from .enums import SNodeGradType
         return {'grad': SNodeGradType.ADJOINT, 'dual': SNodeGradType.DUAL}.get(
             self._f.buffer.role, SNodeGradType.PRIMAL)
 
@@ -430,6 +427,7 @@ def rt_storage(rt, shape, dtype, name=None):
         raise VkdiffError('this Vulkan device has no 64-bit float support (shaderFloat64)')
     if dtype in (T.i64, T.u64) and not rt.features.get('int64'):
         raise VkdiffError('this Vulkan device has no 64-bit integer support (shaderInt64)')
+    # deferred: the runtime (and the native module) loads with the device
     from ..runtime.program import Storage
     return Storage(rt, shape, dtype.np, name)
 
@@ -461,6 +459,7 @@ def _caller_assignment_name():
     return m.group(1) if m else None
 
 
+@hooks.provides('make_field')  # (Matrix.field, VectorType.field: lang/matrix.py)
 def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, name=None,
                offset=None):
     dt = T.resolve(dtype)
@@ -508,4 +507,4 @@ class MatrixField(metaclass=_FieldKind):
 
 # ti.root and the SNode tree (lang/snode.py), re-exported here: `ti.i`, `SNode`, ...
 from .snode import (AXES, SNode, _Axis, axes, i, ij, ijk, ijkl, ijl, ik, ikl, il, j, jk, jkl,  # noqa: E402,F401
-                    jl, k, kl, l)
+                    jl, k, kl, l, root)

@@ -1,10 +1,11 @@
-"""API stage: `ti.FieldsBuilder`, Taichi's way to lay out a group of fields after others already
+"""Data floor: `ti.FieldsBuilder`, Taichi's way to lay out a group of fields after others already
 run (`fb.dense(ti.i, n).place(x)`, `tree = fb.finalize()`, `tree.destroy()`). vkdiff has no global
 SNode tree to rebuild, so a builder is a root that remembers what it placed: `finalize` closes it,
 `destroy` frees those fields' device memory (the fields cannot be used afterwards)."""
 from ..errors import VkdiffError
 from . import state
 from .field import SNode
+from .snode import root
 
 
 class _BuilderNode(SNode):
@@ -55,7 +56,6 @@ class FieldsBuilder(_BuilderNode):
     def _finalized_roots():
         """Taichi's roots of the finalized SNode trees: ti.root's (first), then each finalized
         builder's, since ti.init()."""
-        from .. import root
         live = [(g, b) for g, b in FieldsBuilder._finalized if g == state.generation]
         FieldsBuilder._finalized[:] = live
         return [root] + [b for _, b in live]

@@ -1,4 +1,4 @@
-"""API stage: the calls of Taichi's `ti.lang.impl` that Taichi programs make about the program
+"""Face floor: the calls of Taichi's `ti.lang.impl` that Taichi programs make about the program
 `ti.init()` set up: `impl.get_runtime().default_fp` / `.default_ip` (and their setters, as
 `ti.init(default_fp=...)` without the reset), `get_num_compiled_functions()` (kernel instances
 compiled since ti.init) and `impl.current_cfg()` (arch, debug, check_out_of_bound, default types)."""

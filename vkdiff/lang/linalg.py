@@ -1,10 +1,10 @@
-"""API stage: small-matrix decompositions used by simulation code (`ti.polar_decompose`,
+"""Face floor: small-matrix decompositions used by simulation code (`ti.polar_decompose`,
 `ti.svd`, `ti.sym_eig` for 2x2 and 3x3), written in vkdiff's own kernel language (the 3x3
 versions as trace-time Python over kernel values, fully unrolled and branch-free), so they are
 inlined like any func and differentiate like any other code."""
 from ..frontend import ops
 from ..frontend.context import error
-from .kernel import func
+from ..frontend.func import func
 from . import api
 from .matrix import Matrix, Vector
 

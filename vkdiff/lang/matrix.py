@@ -1,14 +1,19 @@
-"""`Vector` and `Matrix`: small fixed-size matrices of scalars, in both scopes. In a kernel the
+"""Values floor: `Vector` and `Matrix`: small fixed-size matrices of scalars, in both scopes. In a kernel the
 entries are run-time Values and every operation unrolls into scalar IR (so autodiff and codegen
-only ever see scalars); in Python scope they are numbers."""
+only ever see scalars); in Python scope they are numbers. `VectorType` / `MatrixType`
+(`ti.types.vector(3, ti.f32)`, `ti.math.vec3`) are their types. Values floor: `.field()` and
+`.ndarray()` reach the data floor through lang/hooks.py (field.py and ndarray.py register them)."""
 import itertools
 
 import numpy as np
 
+from .. import types as _T
 from ..frontend import ops
 from ..errors import (TaichiIndexError, TaichiRuntimeError, TaichiSyntaxError, TaichiTypeError,
                       VkdiffIndexError)
+from ..frontend.checks import check_components  # (ti.init(debug=True) checks)
 from ..frontend.context import Arithmetic, current, error, Value
+from . import hooks
 
 
 class Matrix(Arithmetic):
@@ -83,14 +88,12 @@ class Matrix(Arithmetic):
 
     @classmethod
     def field(cls, n, m, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
-        from .field import make_field
-        return make_field(dtype, shape, (n, m), needs_grad, needs_dual, name, kw.get('offset'))
+        return hooks.call('make_field', dtype, shape, (n, m), needs_grad, needs_dual, name, kw.get('offset'))
 
     @classmethod
     def ndarray(cls, n, m, dtype, shape, needs_grad=False, **kw):
         """`ti.Matrix.ndarray(n, m, dtype, shape)`."""
-        from .ndarray import matrix_ndarray
-        return matrix_ndarray(n, m, dtype, shape, needs_grad, **kw)
+        return hooks.call('matrix_ndarray', n, m, dtype, shape, needs_grad, **kw)
 
     # ------------------------------------------------------------ access
     def _flat(self, key):
@@ -149,7 +152,6 @@ class Matrix(Arithmetic):
         if getattr(self, '_clamp', False):  # an element of an ndarray with boundary='clamp'
             flat = clamp_flat(flat, len(self.entries))
         else:
-            from ..frontend.asserts import check_components  # ti.init(debug=True) checks
             check_components(*component_sizes(key, self))
         acc = self.entries[-1]
         for k in range(len(self.entries) - 2, -1, -1):
@@ -364,14 +366,12 @@ class Vector(Matrix):
 
     @classmethod
     def field(cls, n, dtype, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
-        from .field import make_field
-        return make_field(dtype, shape, (n,), needs_grad, needs_dual, name, kw.get('offset'))
+        return hooks.call('make_field', dtype, shape, (n,), needs_grad, needs_dual, name, kw.get('offset'))
 
     @classmethod
     def ndarray(cls, n, dtype, shape, needs_grad=False, **kw):
         """`ti.Vector.ndarray(n, dtype, shape)`."""
-        from .ndarray import vector_ndarray
-        return vector_ndarray(n, dtype, shape, needs_grad, **kw)
+        return hooks.call('vector_ndarray', n, dtype, shape, needs_grad, **kw)
 
     @staticmethod
     def zero(dt, n):
@@ -556,3 +556,74 @@ def elementwise(f, *args):
     n = len(like.entries)
     cols = [x.entries if isinstance(x, Matrix) else [x] * n for x in args]
     return Matrix._new([f(*xs) for xs in zip(*cols)], like.n, like.m, like.ndim)
+
+
+# ---- the types of vectors and matrices (ti.types.vector / matrix, ti.math.vec3) ----------
+class _CompoundType(_T.TensorType):
+    """What vector and matrix types share: construction from entries, and `.field(...)`."""
+    elem_shape = ()
+
+    def _entries(self, args, nested):
+        """The flat entries of `T(args...)`: numbers, vectors/matrices, (nested) lists, numpy
+        arrays; a single scalar fills every entry."""
+        count = 1
+        for d in self.elem_shape:
+            count *= d
+        flat = []
+        for a in args:
+            if hasattr(a, 'ravel') and hasattr(a, 'tolist'):  # numpy arrays
+                a = a.ravel().tolist()
+            if isinstance(a, Matrix):
+                flat.extend(a.entries)
+            elif isinstance(a, (list, tuple)):
+                flat.extend([x for r in a for x in (r if isinstance(r, (list, tuple)) else [r])]
+                            if nested else a)
+            else:
+                flat.append(a)
+        if len(flat) == 1:
+            flat = flat * count
+        if len(flat) != count:
+            raise TypeError(f'{self!r} takes {count} entries, got {len(flat)}')
+        return flat
+
+    def element_type(self):
+        """Taichi's `TensorType.element_type()`: the dtype of the entries."""
+        return _T.resolve(self.dtype)
+
+    def shape(self):
+        """Taichi's `TensorType.shape()`: [n] for a vector, [n, m] for a matrix."""
+        return list(self.elem_shape)
+
+    def field(self, shape=None, needs_grad=False, needs_dual=False, name=None, **kw):
+        return hooks.call('make_field', self.dtype, shape, self.elem_shape, needs_grad,
+                          needs_dual, name, kw.get('offset'))
+
+
+class VectorType(_CompoundType):
+    """`ti.math.vec3`, `ti.types.vector(3, ti.f32)`: a vector type of n entries."""
+
+    def __init__(self, n, dtype):
+        self.n, self.dtype = n, dtype
+        self.elem_shape = (n,)
+
+    def __call__(self, *args):
+        return Vector(self._entries(args, nested=False), dt=_T.resolve(self.dtype))
+
+    def __repr__(self):
+        return f'vector({self.n}, {_T.resolve(self.dtype).name if self.dtype is not None else None})'
+
+
+class MatrixType(_CompoundType):
+    """`ti.math.mat3`: an n x m matrix type."""
+
+    def __init__(self, n, m, dtype):
+        self.n, self.m, self.dtype = n, m, dtype
+        self.elem_shape = (n, m)
+
+    def __call__(self, *args):
+        flat = self._entries(args, nested=True)
+        return Matrix([flat[i * self.m:(i + 1) * self.m] for i in range(self.n)],
+                       dt=_T.resolve(self.dtype))
+
+    def __repr__(self):
+        return f'matrix({self.n}, {self.m}, {_T.resolve(self.dtype).name if self.dtype is not None else None})'

@@ -1,4 +1,4 @@
-"""API stage: `v.get_scalar_field(i[, j])`, Taichi's ScalarField of one member of a vector/matrix
+"""Data floor: `v.get_scalar_field(i[, j])`, Taichi's ScalarField of one member of a vector/matrix
 field: a scalar field that reads and writes that component of `v`, in kernels and from Python,
 and that can be placed on its own (`ti.root.dense(ti.i, 8).place(v.get_scalar_field(0))`).
 
@@ -15,6 +15,9 @@ import numpy as np
 from ..errors import TaichiRuntimeError, UnsupportedError, VkdiffError, VkdiffValueError
 from . import state
 from .field import Field, _norm_shape
+from ..errors import CompileError
+from .snode_addr import _cell_layout
+from .sparse import SPARSE
 
 
 def get_scalar_field(field, *indices):
@@ -48,8 +51,6 @@ def dynamic_index_stride(field):
     members' offsets at the level where the paths part must step evenly. Taichi refuses a
     run-time member index where this is None; vkdiff, whose members stay together in one buffer,
     allows it."""
-    from ..errors import CompileError
-    from .snode_addr import _cell_layout
     if not field.elem_shape:
         raise VkdiffError(f'field {field.name} is a scalar field: it has no members')
     n = field.ncomp
@@ -144,7 +145,6 @@ class MemberField(Field):
 
     def _check_place_under(self, node):
         """Called by SNode.place before placing: members go under dense nodes only."""
-        from .sparse import SPARSE
         kinds = sorted({n._kind for n in node._path_from_root() if n._kind in SPARSE})
         if kinds:
             raise UnsupportedError(

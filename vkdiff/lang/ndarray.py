@@ -1,4 +1,4 @@
-"""API stage: ndarrays (`ti.ndarray`, `ti.Vector.ndarray`, `ti.Matrix.ndarray`) and the
+"""Data floor: ndarrays (`ti.ndarray`, `ti.Vector.ndarray`, `ti.Matrix.ndarray`) and the
 `ti.types.ndarray(dtype=None, ndim=None)` kernel-parameter annotation.
 
 An ndarray is a dense array in device memory, like a field, but not part of the program's
@@ -17,8 +17,10 @@ import numpy as np
 from .. import types as T
 from ..errors import (IndexCountError, TaichiIndexError, TaichiRuntimeError, VkdiffTypeError,
                       VkdiffValueError)
-from . import state
+from . import hooks, state
 from .field import Field, _caller_assignment_name
+from .matrix import MatrixType, VectorType
+from ..errors import TaichiTypeError
 
 _live = weakref.WeakSet()   # ndarrays with storage: ti.init()/ti.reset() drop their storage
 _count = itertools.count()
@@ -59,7 +61,6 @@ def element_type_of(dt, es):
     """The Taichi element type of an ndarray: the scalar type, or a vector / matrix type."""
     if not es:
         return dt
-    from ..math import MatrixType, VectorType
     return VectorType(es[0], dt) if len(es) == 1 else MatrixType(es[0], es[1], dt)
 
 
@@ -100,7 +101,6 @@ class Ndarray(Field):
 
     @property
     def buffer(self):
-        from ..errors import TaichiTypeError
         raise TaichiTypeError(f'Expected ndarray in the kernel argument for argument {self.name}: '
                               'a kernel takes an ndarray as an argument (annotate the parameter '
                               'ti.types.ndarray()); it cannot be used as a global or a template')
@@ -158,10 +158,9 @@ class Ndarray(Field):
     def fill(self, value):
         """Every element (component) set to `value`, on the host mirror (checked first)."""
         v = self._fill_input(value)
-        from .builtin_kernels import fill_word, native_runtime
-        rt = native_runtime(())  # (an ndarray is dense)
+        rt = hooks.call('native_runtime', ())  # (an ndarray is dense)
         a = np.asarray(v)
-        word = fill_word(self.dtype.np, a.flat[0]) if rt is not None and \
+        word = hooks.call('fill_word', self.dtype.np, a.flat[0]) if rt is not None and \
             (a == a.flat[0]).all() else None
         if word is not None:  # one fill command on the device: no wait for its users
             rt.fill(self.storage, word)
@@ -177,9 +176,9 @@ class Ndarray(Field):
         if other.shape + other.elem_shape != self.total_shape():
             raise VkdiffValueError(f'copy_from: {self.name} has shape {self.total_shape()}, '
                                    f'{other.name} has {other.shape + other.elem_shape}')
-        from .builtin_kernels import native_runtime
-        rt = native_runtime(()) if other.dtype == self.dtype and (
-            isinstance(other, Ndarray) or native_runtime((other,)) is not None) else None
+        rt = hooks.call('native_runtime', ()) if other.dtype == self.dtype and (
+            isinstance(other, Ndarray) or hooks.call('native_runtime', (other,)) is not None) \
+            else None
         if rt is not None and other.storage is not self.storage:
             rt.copy(other.storage, self.storage)  # one copy command on the device
             return
@@ -235,11 +234,13 @@ def ndarray(dtype, shape, needs_grad=False, name=None):
     return make_ndarray(dt, shape, es, needs_grad, name)
 
 
+@hooks.provides('vector_ndarray')  # (Vector.ndarray: lang/matrix.py)
 def vector_ndarray(n, dtype, shape, needs_grad=False, name=None, **kw):
     """`ti.Vector.ndarray(n, dtype, shape)`."""
     return make_ndarray(dtype, shape, (int(n),), needs_grad, name)
 
 
+@hooks.provides('matrix_ndarray')  # (Matrix.ndarray: lang/matrix.py)
 def matrix_ndarray(n, m, dtype, shape, needs_grad=False, name=None, **kw):
     """`ti.Matrix.ndarray(n, m, dtype, shape)`."""
     return make_ndarray(dtype, shape, (int(n), int(m)), needs_grad, name)
@@ -250,6 +251,9 @@ def reset_all():
     for a in list(_live):
         a._storage = None
     _live.clear()
+
+
+state.reset_hooks.append(reset_all)
 
 
 # ---------------------------------------------------------------- the kernel annotation

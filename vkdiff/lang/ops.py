@@ -1,4 +1,4 @@
-"""API stage: `ti.lang.ops`, Taichi's operator functions by name (`ti.lang.ops.add(a, b)`,
+"""Face floor: `ti.lang.ops`, Taichi's operator functions by name (`ti.lang.ops.add(a, b)`,
 `logical_not`, `abs`, ...), entrywise on vectors and matrices, in both scopes."""
 from ..frontend import ops as _ops
 from . import api as _api

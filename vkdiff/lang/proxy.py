@@ -1,4 +1,4 @@
-"""API stage: Python-scope access to one element of a vector/matrix field, as in Taichi.
+"""Data floor: Python-scope access to one element of a vector/matrix field, as in Taichi.
 
 `v[i]` returns a Vector (or Matrix) whose entries are the field's: reading them reads the
 field's host mirror (cheap: it is downloaded once per launch that wrote it), writing an entry

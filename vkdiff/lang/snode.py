@@ -1,10 +1,12 @@
-"""API stage: the SNode tree (`ti.root.dense(...).pointer(...).place(x)`, `x.snode`,
+"""Data floor: the SNode tree (`ti.root.dense(...).pointer(...).place(x)`, `x.snode`,
 `snode.parent(n)`, axes `ti.i`, `ti.ij`, ...). Dense levels only shape the fields placed under
 them; pointer/bitmasked/dynamic levels add activation state (lang/sparse.py)."""
 import numpy as np
 
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
 from . import convert, state
+from .sparse import make_node, deactivate_all, check_gradient_layout
+from .dynpool import wants_pool
 
 
 class _Axis:
@@ -86,6 +88,7 @@ class SNode:
         `has_adjoint_checkbit()`."""
         if self._field is None:
             raise AttributeError('only the node a field is placed as (x.snode) has .ptr')
+        # cycle: field.py imports this module
         from .field import _PlaceInfo
         return _PlaceInfo(self._field)
 
@@ -126,17 +129,14 @@ class SNode:
 
     def pointer(self, axes, dimensions):
         """A pointer level (lang/sparse.py): cells allocated when written or activated."""
-        from .sparse import make_node
         return make_node(self, 'pointer', self._axes_dims('pointer', axes, dimensions))
 
     def bitmasked(self, axes, dimensions):
         """A bitmasked level (lang/sparse.py): one activation bit per cell."""
-        from .sparse import make_node
         return make_node(self, 'bitmasked', self._axes_dims('bitmasked', axes, dimensions))
 
     def dynamic(self, axis, dimension, chunk_size=None):
         """A dynamic level (lang/sparse.py): a list of up to `dimension` cells along `axis`."""
-        from .sparse import make_node
         axis = axis if isinstance(axis, (tuple, list)) else (axis,)
         if len(axis) != 1:
             raise VkdiffValueError('dynamic() takes exactly one axis')
@@ -145,7 +145,6 @@ class SNode:
 
     def deactivate_all(self):
         """Deactivate every cell of the sparse nodes at and under this one (lang/sparse.py)."""
-        from .sparse import deactivate_all
         deactivate_all(self)
 
     def _sparse(kind):
@@ -169,7 +168,6 @@ class SNode:
             if hasattr(f, '_check_place_under'):  # a matrix field's member (get_scalar_field)
                 f._check_place_under(self)
             if self._kind == 'dynamic':
-                from .dynpool import wants_pool
                 members = _member_fields(f)
                 if wants_pool(self, members):  # (lang/dynpool.py: no dense storage)
                     for m in members:
@@ -177,6 +175,7 @@ class SNode:
             f._place(self.shape)
             leaf = self._place_leaf()
             leaf._placed = f  # (ti.get_addr's layout: what this place holds)
+            # cycle: field.py imports this module
             from .field import Field
             if isinstance(f, Field):  # (a struct field's parent() stays ti.root)
                 leaf._field = f
@@ -190,7 +189,6 @@ class SNode:
             if offset is not None:
                 f._set_offset(offset)
             if isinstance(f, Field):
-                from .sparse import check_gradient_layout
                 check_gradient_layout(f)
         return self
 
@@ -209,6 +207,7 @@ class SNode:
 
 def _member_fields(f):
     """The Fields a placed object stores into (a struct field's members, recursively)."""
+    # cycle: field.py imports this module
     from .field import Field
     if isinstance(f, Field):
         return [f]
@@ -216,3 +215,6 @@ def _member_fields(f):
     if isinstance(members, dict):
         return [m for v in members.values() for m in _member_fields(v)]
     return []
+
+
+root = SNode()  # ti.root: the SNode tree fields are placed under (vkdiff/__init__.py exports it)

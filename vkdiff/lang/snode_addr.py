@@ -1,4 +1,4 @@
-"""API stage: `ti.get_addr(f, indices)` in a kernel: the address of a field element, a u64, in
+"""Data floor: `ti.get_addr(f, indices)` in a kernel: the address of a field element, a u64, in
 Taichi's layout of the SNode tree (Taichi 1.7.4's LLVM struct compiler, the backends where
 Taichi has get_addr):
 
@@ -13,7 +13,7 @@ vkdiff stores each field in its own row-major device buffer, so these are not de
 (nothing in a kernel dereferences one): each tree directly under a root (one per top-level
 `ti.root.dense(...)` chain, per `shape=` field, per FieldsBuilder child) gets its own virtual
 base, a multiple of 2**32, and distances between addresses in it are Taichi's (what
-`algorithm/print_offset.py` prints, checked against Taichi in tests/test_get_addr.py). As in
+`algorithm/print_offset.py` prints, checked against Taichi in tests/data/test_get_addr.py). As in
 Taichi, the indices are the stored ones: a field's `offset=` is not subtracted. Pointer,
 bitmasked and dynamic nodes have allocation-dependent addresses and are refused."""
 import itertools
@@ -24,6 +24,8 @@ from .. import types as T
 from ..errors import TaichiIndexError, TaichiSyntaxError, TaichiTypeError, UnsupportedError
 from ..frontend import ops
 from ..frontend.context import Value, current, error
+from .field import Field, SNode
+from .matrix import Matrix
 
 _next_base = itertools.count(1)
 
@@ -67,7 +69,6 @@ def _what(leaf):
 
 def _place_node(f):
     """(the place SNode of a field, the field) or (a place node, None)."""
-    from .field import Field, SNode
     if isinstance(f, Field):
         return f.snode, f
     if isinstance(f, SNode) and f._kind == 'place':
@@ -77,7 +78,6 @@ def _place_node(f):
 
 
 def _indices(indices):
-    from .matrix import Matrix
     if indices is None:
         return []
     if isinstance(indices, Matrix):

@@ -1,4 +1,4 @@
-"""API stage: sparse SNodes (`pointer`, `bitmasked`, `dynamic`) with Taichi's semantics, on a
+"""Data floor: sparse SNodes (`pointer`, `bitmasked`, `dynamic`) with Taichi's semantics, on a
 device without a memory allocator.
 
 Storage: every field keeps its dense storage for the whole extent of the tree (a pointer SNode
@@ -19,8 +19,9 @@ the Python-scope operations."""
 import numpy as np
 
 from .. import types as T
-from ..errors import UnsupportedError, VkdiffError, VkdiffTypeError
+from ..errors import UnsupportedError, VkdiffTypeError
 from . import state
+from .matrix import Matrix, Vector
 
 SPARSE = ('pointer', 'bitmasked', 'dynamic')
 
@@ -124,7 +125,9 @@ def guards_of_node(node):
 # ------------------------------------------------------------------ building the tree
 def make_node(parent, kind, levels, chunk_size=None):
     """A pointer/bitmasked/dynamic child of `parent` with its mask (or length) field."""
+    # cycle: field.py imports this module
     from .field import Field
+    # cycle: snode.py imports this module
     from .snode import SNode
     node = SNode(levels, parent, kind)
     if kind == 'dynamic':
@@ -220,6 +223,7 @@ def deactivate_all(node):
     done = set()
     for n in nodes:
         if n.__dict__.get('_pool_mode'):  # chunks back into the pool (lang/dynpool.py)
+            # cycle: dynpool.py imports this module
             from .dynpool import pool_of
             pool_of(n).clear()
             continue
@@ -236,16 +240,8 @@ def deactivate_all_snodes():
         deactivate_all(n)
 
 
-def _in_kernel():
-    from ..frontend.context import current
-    return current() is not None
-
-
-def _kernel_only(name):
-    raise VkdiffError(f'ti.{name} can only be called in a kernel (Taichi scope)')
-
-
 def _check_node(node, name):
+    # cycle: snode.py imports this module
     from .snode import SNode
     if not isinstance(node, SNode):
         if hasattr(node, 'snode') and name in ('append', 'length', 'deactivate', 'activate',
@@ -254,55 +250,8 @@ def _check_node(node, name):
         raise VkdiffTypeError(f'ti.{name} takes an SNode, got {type(node).__name__}')
 
 
-def activate(node, indices):
-    """`ti.activate(snode, I)`: activate the cell I of `snode` (and its ancestors)."""
-    _check_node(node, 'activate')
-    if not _in_kernel():
-        _kernel_only('activate')
-    from ..frontend import sparse as fs
-    fs.activate(node, indices)
-
-
-def deactivate(node, indices):
-    """`ti.deactivate(snode, I)`: a pointer cell's data is zeroed (Taichi frees it), a
-    bitmasked cell's mask bit cleared, a dynamic node's list at I emptied (its data zeroed)."""
-    _check_node(node, 'deactivate')
-    if not _in_kernel():
-        _kernel_only('deactivate')
-    from ..frontend import sparse as fs
-    fs.deactivate(node, indices)
-
-
-def is_active(node, indices):
-    """`ti.is_active(snode, I)`: 1 if the cell I of `snode` is active, else 0."""
-    _check_node(node, 'is_active')
-    if not _in_kernel():
-        _kernel_only('is_active')
-    from ..frontend import sparse as fs
-    return fs.is_active(node, indices)
-
-
-def append(node, indices, value):
-    """`ti.append(dyn, I, v)`: append v to the list at I of a dynamic node; the old length."""
-    from ..frontend import sparse as fs
-    if not _in_kernel():
-        _kernel_only('append')
-    if not _is_node(node):
-        node = node.parent()  # a field placed in the dynamic node (Taichi accepts it)
-    return fs.append(node, indices, value)
-
-
-def length(node, indices):
-    """`ti.length(dyn, I)`: the length of the list at I of a dynamic node."""
-    from ..frontend import sparse as fs
-    if not _in_kernel():
-        _kernel_only('length')
-    if not _is_node(node):
-        node = node.parent()
-    return fs.length(node, indices)
-
-
 def _is_node(x):
+    # cycle: snode.py imports this module
     from .snode import SNode
     return isinstance(x, SNode)
 
@@ -313,7 +262,6 @@ def no_activate(*args):
 
 def rescale_index(a, b, I):
     """`ti.rescale_index(a, b, I)`: the index I of field or SNode `a` at the resolution of `b`."""
-    from .matrix import Matrix, Vector
     entries = list(I.entries) if isinstance(I, Matrix) else list(I)
     out = list(entries)
     for i in range(min(len(entries), len(a.shape), len(b.shape))):
@@ -328,7 +276,6 @@ def sparse_zero(field):
     """What Python scope reads at an inactive dynamic cell: 0 (a zero vector/matrix)."""
     if not field.elem_shape:
         return 0.0 if field.dtype.is_float else 0
-    from .matrix import Matrix
     z = np.zeros(field.elem_shape, dtype=field.dtype.np).tolist()
     return Matrix(z)
 

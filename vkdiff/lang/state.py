@@ -1,4 +1,4 @@
-"""API stage: the program state that `ti.init()` resets (runtime, fields, config, tape), and the
+"""Data floor: the program state that `ti.init()` resets (runtime, fields, config, tape), and the
 one lock that serialises every entry into it from Python threads (launches, host access to
 fields, compilation: the batch and the compiler's caches are not thread-safe on their own)."""
 import functools
@@ -7,6 +7,7 @@ import threading
 
 from .. import types as T
 from ..errors import RuntimeError_
+from ..errors import VkdiffValueError
 
 generation = 0
 fields = []
@@ -19,7 +20,11 @@ tape = None  # the active Tape, if any
 compiled_kernels = 0  # kernel instances compiled since ti.init() (Taichi's get_num_compiled_functions)
 kernel_epoch = 0  # bumped when compiled kernels must be rebuilt (a destroyed SNode tree)
 fwd = None   # the active FwdMode, if any
-after_init = []  # callables run at the end of ti.init() (the face floor registers its checks)
+# called by reset() (ti.init, ti.reset) and by init() after the new config is set: floors above
+# register them (ndarray.py: forget storages of the closed device; profiler.py: forget records)
+reset_hooks = []
+init_hooks = []
+after_init = []  # run at the end of ti.init(), the device open (precision.py's one warning)
 
 
 lock = threading.RLock()
@@ -49,6 +54,7 @@ def runtime():
         if offline is not None:
             raise RuntimeError_('this program was set up without a device (init_offline): '
                                 'kernels compile, but nothing runs on a device')
+        # deferred: the runtime (and the native module) loads with the device
         from ..runtime.program import Runtime
         _runtime = Runtime(config['device'], config['disable_features'])
     return _runtime
@@ -100,13 +106,13 @@ def _ad_stack_size(kwargs):
     iterations than that is an AutodiffError after the launch, never a wrong gradient."""
     n = int(kwargs.get('ad_stack_size') or kwargs.get('default_ad_stack_size') or 32)
     if n < 1:
-        from ..errors import VkdiffValueError
         raise VkdiffValueError(f'ad_stack_size must be a positive number of iterations, got {n}')
     return n
 
 
 def _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
                **kwargs):
+    # deferred: the compiler loads on the first compile (or print_ir=)
     from ..compiler import parse_print_ir
     printed = parse_print_ir(print_ir)  # (an unknown pass name fails before anything changes)
     stack = _ad_stack_size(kwargs)
@@ -120,8 +126,8 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
                   kernel_profiler=bool(kwargs.get('kernel_profiler')),
                   fast_math=bool(kwargs.get('fast_math', True)),
                   device_memory_GB=kwargs.get('device_memory_GB'))
-    from .. import profiler  # records belong to the program that init() replaces
-    profiler.clear_kernel_profiler_info()
+    for hook in init_hooks:  # (profiler: records belong to the program init() replaces)
+        hook()
     if device is not None:
         config['device'] = int(device)
     elif 'VKDIFF_DEVICE' in os.environ:
@@ -138,8 +144,8 @@ def reset():
         f._storage = None
     fields.clear()
     temps.clear()
-    from .ndarray import reset_all
-    reset_all()
+    for hook in reset_hooks:  # (ndarray: storages of the device being closed)
+        hook()
     tape = fwd = None
     if _runtime is not None:
         rt, _runtime = _runtime, None

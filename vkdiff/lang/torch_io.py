@@ -1,4 +1,4 @@
-"""API stage: PyTorch interop on the host side. torch is optional: nothing here imports it
+"""Data floor: PyTorch interop on the host side. torch is optional: nothing here imports it
 until a torch tensor is seen or asked for (`to_torch`).
 
 - `is_tensor(x)`: a torch.Tensor, recognised without importing torch.

@@ -1,14 +1,14 @@
-"""API stage: the public `ti.types` namespace. vkdiff/types.py holds the dtypes only (the compiler
+"""Face floor: the public `ti.types` namespace. vkdiff/types.py holds the dtypes only (the compiler
 core imports it); this module is those same objects plus the constructors Taichi programs use to
 declare and annotate: `vector`, `matrix`, `struct`, `argpack`, `template`, `ndarray`. vkdiff/__init__.py
 exposes it as `vkdiff.types`, so `ti.types.vector(3, ti.f32)`, `ti.types.f32` and
 `ti.types.is_integral(...)` all work from user code."""
 from .. import types as _dtypes
-from ..math import MatrixType, VectorType
-from .argpack import argpack  # noqa: F401  (ti.types.argpack)
-from .kernel import Template
+from .matrix import MatrixType, VectorType
+from ..launch.argpack import argpack  # noqa: F401  (ti.types.argpack)
+from ..frontend.func import Template
 from .ndarray import NdarrayType
-from .struct import struct as _struct
+from ..frontend.struct import struct as _struct
 
 # every name of vkdiff/types.py (f32, DataType, resolve, primitive_types, is_integral, ...): the
 # same objects, so code holding this namespace as `types` sees exactly the dtypes module

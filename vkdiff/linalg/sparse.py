@@ -9,7 +9,7 @@ as a dense numpy array; SparseSolver factorises with numpy in float64 (LLT: Chol
 LU: LU) and returns the solution in the matrix's dtype. Meant for the small systems of Taichi's
 examples: storage is n*m values (more than 2**26 is an error), not a triplet list.
 The matrix-free solvers (LinearOperator, MatrixFreeCG, MatrixFreeBICGSTAB) live in
-vkdiff/lang/matrixfree.py.
+vkdiff/linalg/matrixfree.py.
 """
 import numpy as np
 
@@ -17,6 +17,7 @@ from .. import types as T
 from ..errors import TaichiRuntimeError, VkdiffValueError
 from ..lang.field import Field
 from ..lang.types_api import sparse_matrix_builder  # noqa: F401  (also ti.types.)
+from ..lang.ndarray import ndarray, Ndarray
 
 MAX_ENTRIES = 1 << 26
 
@@ -112,7 +113,6 @@ class SparseMatrix:
     def __matmul__(self, other):
         """With a SparseMatrix: their product; with a field or numpy vector: a numpy vector; with
         an ndarray: a new ndarray."""
-        from ..lang.ndarray import Ndarray
         if isinstance(other, SparseMatrix):
             if self.m != other.n:
                 raise TaichiRuntimeError(f"Dimension mismatch between sparse matrices "
@@ -151,7 +151,6 @@ class SparseMatrix:
 
 
 def _as_ndarray(values, dtype):
-    from ..lang.ndarray import ndarray
     out = ndarray(dtype, shape=values.shape)
     out.from_numpy(values.astype(_np_dtype(dtype)))
     return out
@@ -197,7 +196,6 @@ class SparseSolver:
 
     def solve(self, b):
         """The solution x of A x = b: numpy for a field or numpy b, an ndarray for an ndarray b."""
-        from ..lang.ndarray import Ndarray
         if self.matrix is None:
             raise TaichiRuntimeError("Please call compute() before calling solve().")
         nd = isinstance(b, Ndarray)

@@ -1,7 +1,7 @@
 """Pass (backend, first in `lower`): messages from kernels to the host. Each `print` statement
 becomes the append of one record to the device log, which the host reads back at a sync.
 
-The log is two Buffers the API layer binds to storage (lang/device_log.py):
+The log is two Buffers the API layer binds to storage (launch/status.py):
   head  i32 (3,): [words reserved, records dropped, end of the records written]
   data  i32 (capacity,): records [message id, value words...] back to back.
 A record reserves its words with one atomic add on head[0] (so records of parallel invocations

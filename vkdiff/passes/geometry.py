@@ -6,13 +6,13 @@ The geometry task is a serial task (one invocation) that evaluates the trip coun
 statements the task's prologue evaluates it from (clones: constants, kernel arguments, integer
 arithmetic, loads of fields the task does not write), turns it into a workgroup count and stores
 (x, 1, 1) into a 3-word Buffer; the launcher records it, then the task as an indirect dispatch
-(vkCmdDispatchIndirect) from that Buffer (lang/compiled.py, runtime/program.py). So the launch
+(vkCmdDispatchIndirect) from that Buffer (launch/compiled.py, runtime/program.py). So the launch
 fits the bound without a read-back: 0 iterations launch 0 workgroups (a reduction 2, see below).
 
 Workgroups, for n iterations (n clamped to [0, max_groups * local_size * per_thread]):
     ceil(n / local_size), clamped to [lo, max_groups]
 and with grid-stride iterations per invocation (a CPU driver's geometry, per_thread > 1) no
-more than max(min_groups, ceil(n / (local_size * per_thread))), as lang.compiled's host-side
+more than max(min_groups, ceil(n / (local_size * per_thread))), as launch.compiled's host-side
 geometry computes. A reducing task (passes/reduction.py) gets at least 2 workgroups: launched as
 one workgroup it would apply its sum itself, and the launcher, not knowing the count, runs the
 finishing tasks that add the partials anyway.

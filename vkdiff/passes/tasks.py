@@ -5,6 +5,7 @@ global temporaries (Buffers with role 'temp'), so a kernel may mix loops and ser
 from .. import ir
 from .. import types as T
 from .simplify import simplify
+from ..errors import CompileError, located
 
 
 class Task:
@@ -170,7 +171,6 @@ def _clone_pure_closure(roots):
 
 
 def ir_error(s):
-    from ..errors import CompileError, located
     return located(CompileError, f'internal: value {s.op} cannot cross task boundaries', s.loc)
 
 

@@ -25,6 +25,7 @@ from . import validation
 
 def _load_native():
     try:
+        # the native module: a clear error when it does not load
         from . import _vkrt
     except ImportError as e:
         raise RuntimeError_(

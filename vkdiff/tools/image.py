@@ -12,6 +12,8 @@ import numpy as np
 
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
 from . import bmp
+from ..gui import GUI
+from ..gui.png import read_png, write_png
 
 
 def _np(img):
@@ -58,7 +60,6 @@ def imwrite(img, filename):
     rows = np.ascontiguousarray(cook_image_to_bytes(img))
     ext = _ext(filename)
     if ext == '.png':
-        from ..gui.png import write_png
         write_png(filename, rows)
     elif ext == '.bmp':
         bmp.write_bmp(filename, rows)
@@ -99,7 +100,6 @@ def imread(filename, channels=0):
     if not os.path.exists(filename):
         raise FileNotFoundError(f"ti.tools.imread: no such file: {filename}")
     if ext == '.png':
-        from ..gui.png import read_png
         px = read_png(filename)
     elif ext == '.bmp':
         px = bmp.read_bmp(filename)
@@ -134,7 +134,6 @@ def imresize(img, w, h=None):
 def imshow(img, title="imshow"):
     """Show an image in a GUI window until it is closed (Escape). Without a window (no
     display, TI_GUI_SHOW=0) the image is rendered off-screen once and imshow returns."""
-    from ..gui import GUI
     img = _np(img)
     if img.ndim not in (2, 3):
         raise VkdiffValueError(f"Image must be either RGB/RGBA or greyscale: shape {img.shape}")

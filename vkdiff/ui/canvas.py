@@ -19,6 +19,7 @@ shaders (python/taichi/shaders/*.vert, *lines2quad*.comp):
 import numpy as np
 
 from . import raster, sources
+from .scene import Scene
 
 
 class Frame:
@@ -230,7 +231,6 @@ class Canvas:
 
     def scene(self, scene):
         """Draw a 3D scene (its particles, meshes and lines since the last call)."""
-        from .scene import Scene
         if not isinstance(scene, Scene):
             raise sources.VkdiffTypeError(f"canvas.scene() needs a ti.ui.Scene, got {type(scene)}")
         scene._render_into(self._frame)

@@ -11,6 +11,7 @@ this is exactly what a program sees from Taichi's widgets while nobody touches t
 from contextlib import contextmanager
 
 import numpy as np
+from ..gui.font import render_text
 
 PANEL = np.array([0.1, 0.1, 0.12], np.float32)
 PANEL_ALPHA = 0.75
@@ -80,7 +81,6 @@ class Gui:
     # ------------------------------------------------------------------ drawing
     def _draw(self, rgb):
         """Blend this frame's panels into rgb ((h, w, 3) floats, rows bottom-up)."""
-        from ..gui.font import render_text
         h, w = rgb.shape[:2]
         for x, y, pw, ph, rows in self._panels:
             x0, x1 = int(x * w), int(min(x + pw, 1.0) * w)

@@ -31,6 +31,10 @@ from .canvas import Canvas, Frame
 from .constants import PRESS, RELEASE
 from .imgui import Gui
 from .scene import Scene
+from ..gui.gui import _max_frames_from_env, write_image
+from ..gui.png import write_png
+from ..errors import VkdiffValueError
+from ..gui.window import Window as GlfwWindow, WindowUnavailable
 
 _warned_headless = False
 _KEY_NAMES = {"Shift_L": "Shift", "Shift_R": "Shift", "Control_L": "Control",
@@ -49,7 +53,6 @@ class Event:
 
 
 def _max_frames():
-    from ..gui.gui import _max_frames_from_env
     return _max_frames_from_env()
 
 
@@ -65,7 +68,6 @@ class Window:
             res = (res, res)
         width, height = (int(r) for r in res)
         if width < 1 or height < 1:
-            from ..errors import VkdiffValueError
             raise VkdiffValueError(f"ti.ui.Window: res must be positive (width, height), got {res}")
         self.name = str(name)
         self.res = (width, height)
@@ -87,7 +89,6 @@ class Window:
 
     def _open(self, pos):
         global _warned_headless
-        from ..gui.window import Window as GlfwWindow, WindowUnavailable
         ref = weakref.WeakMethod(self._on_event)
 
         def on_event(*args):
@@ -266,8 +267,6 @@ class Window:
 
     def save_image(self, filename):
         """Write the frame to an image file (PNG: RGBA, as Taichi; others RGB through pillow)."""
-        from ..gui.gui import write_image
-        from ..gui.png import write_png
         rgb, _ = self._compose()
         rgba = raster.to_rgba8(rgb, self._frame.alpha)[::-1].copy()
         if os.fspath(filename).lower().endswith(".png"):
