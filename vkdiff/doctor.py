@@ -8,6 +8,9 @@ import os
 import platform
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from . import drivers, precision
 from .codegen import tools
 from .codegen.cache import SUFFIX
 from . import __file__ as pkg_file
@@ -160,8 +163,6 @@ def check_validation_layer(out):
 def check_drivers(out):
     """Every Vulkan driver found (the ICD manifests the loader reads, and the checkout's
     SwiftShader from tools/setup.sh), each with the devices it alone shows."""
-    from concurrent.futures import ThreadPoolExecutor
-    from . import drivers
     manifests, how = drivers.icd_manifests()
     sws = drivers.project_swiftshader()
     listed = [(m, '') for m in manifests]
@@ -207,7 +208,6 @@ def check_drivers(out):
 def check_precision(out):
     """The "precision" section: the f32 error of the device's default math (fast_math=True) per
     op, measured now on a fixed sample and cached for ti.init()'s warning (vkdiff/precision.py)."""
-    from . import precision
     try:
         key, rec = precision.measure_default()
     except Exception as e:  # noqa: BLE001  (a report, not a failure of the doctor)

@@ -47,7 +47,7 @@ FLOORS = {
     'face': ['__init__.py', '__main__.py', '_lib.py', 'doctor.py', 'graph.py', 'math.py',
              'mathext.py', 'profiler.py', 'lang/api.py', 'lang/compat.py', 'lang/impl.py',
              'lang/linalg.py', 'lang/ops.py', 'lang/simt.py', 'lang/types_api.py', 'ad/',
-             'gui/', 'linalg/', 'tools/', 'ui/'],
+             'gui/', 'linalg/', 'tools/', 'ui/', 'distributed/', 'drivers.py', 'precision.py'],
 }
 FLOOR_ORDER = ['core'] + list(FLOORS)
 # (importer, imported) module pairs that go up a floor and stay, with the reason. Empty: every

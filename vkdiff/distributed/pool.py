@@ -10,6 +10,7 @@ from ..errors import VkdiffError
 from . import worker
 from .errors import PoolClosedError, WorkerCrashedError
 from .placement import local_vulkan_devices, plan_workers
+from .ray_backend import RayWorkers  # (ray itself loads only for backend='ray')
 
 BACKENDS = ('process', 'ray')
 
@@ -55,7 +56,6 @@ class Pool:
         self.init, self.init_args, self.ti_init = init, tuple(init_args), dict(ti_init or {})
         self.closed = False
         if backend == 'ray':
-            from .ray_backend import RayWorkers  # noqa: PLC0415  (ray is optional and heavy)
             self._impl = RayWorkers(self, workers, gpus_per_worker, ray_init or {})
         else:
             if placements is None:

@@ -2,6 +2,8 @@
 (`start`: environment, `ti.init`, the user's `init`), then one `run` per task."""
 import os
 
+import vkdiff as ti
+
 _state = {'init_calls': 0, 'placement': None}
 
 
@@ -12,7 +14,6 @@ def start(placement, ti_init, init, init_args):
         os.environ.update(placement.env)
         if placement.device is not None:
             os.environ['VKDIFF_DEVICE'] = str(placement.device)
-    import vkdiff as ti  # noqa: PLC0415  (the worker's own runtime, after its environment is set)
     ti.init(**(ti_init or {}))
     _state['init_calls'] += 1
     _state['placement'] = placement
