@@ -20,6 +20,9 @@ import warnings
 
 import numpy as np
 
+from .codegen import tools
+from .lang import state
+
 WARN_ULP = 16
 SAMPLE = 4096
 VERSION = 1                              # of the sample and the JSON (part of the cache key)
@@ -87,7 +90,7 @@ def ulp_error(y, ref):
 
 def run_ops(xs):
     """{op: f32 results} of `xs` ({op: (a, b or None)}) computed on the device (one kernel)."""
-    import vkdiff as ti
+    import vkdiff as ti  # cycle: vkdiff/__init__.py imports this module
     names = list(xs)
     n = max(len(a) for a, _ in xs.values())
     fa = ti.field(ti.f32, (len(names), n))
@@ -119,7 +122,7 @@ def run_ops(xs):
 
 def flushes_subnormals():
     """Does the device flush subnormal f32 results of arithmetic to zero?"""
-    import vkdiff as ti
+    import vkdiff as ti  # cycle: vkdiff/__init__.py imports this module
     x = ti.field(ti.f32, 2)
     x.from_numpy(np.array([2.0 ** -126, 0.0], np.float32))
 
@@ -161,7 +164,6 @@ def device_key(rt):
 
 
 def _cache_path(key):
-    from .codegen import tools
     d = tools.cache_dir()
     if d is None:
         return None
@@ -198,8 +200,7 @@ def store(key, rec):
 
 def measure_default(rt_key=None):
     """Measure the current device's default math (ti.init() with fast_math=True) and cache it."""
-    import vkdiff as ti
-    from .lang import state
+    import vkdiff as ti  # cycle: vkdiff/__init__.py imports this module
     global _measuring
     _measuring = True
     try:
@@ -224,7 +225,6 @@ def check_at_init():
     """ti.init()'s check (state.after_init): warn once per process and device where the default
     math has an op worse than WARN_ULP ulps (from the cache; measured in a subprocess when
     missing)."""
-    from .lang import state
     if (_measuring or not state.config.get('fast_math', True) or state.offline is not None
             or os.environ.get('VKDIFF_PRECISION_WARNING', '1') == '0'
             or os.environ.get('VKDIFF_CACHE', '1') == '0'):

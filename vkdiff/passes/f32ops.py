@@ -15,7 +15,6 @@ The lowered code is straight-line: every branch is computed and the right one ch
 """
 import struct
 
-from .. import ir
 from .. import types as T
 
 F32, I32 = T.f32, T.i32
@@ -137,7 +136,8 @@ class F32Ops:
         var = [self.emit('alloca', v.dtype) for v in fallback]
         for p, v in zip(var, fallback):
             self.emit('store', None, [p, v])
-        then = ir.Block()
+        block = type(self.blocks[-1])           # ir.Block (not imported: ir -> optable -> here)
+        then = block()
         consts, self._consts = self._consts, ({} if self._consts is not None else None)
         try:                    # (constants made inside the `if` stay inside it)
             with self.open(then):
@@ -145,7 +145,7 @@ class F32Ops:
                     self.emit('store', None, [p, self.value(v, f.dtype)])
         finally:
             self._consts = consts
-        self.emit('if', None, [cond], blocks=[then, ir.Block()])
+        self.emit('if', None, [cond], blocks=[then, block()])
         return [self.V(self.emit('load', v.dtype, [p])) for p, v in zip(var, fallback)]
 
     def table(self, values, index):
