@@ -9,7 +9,7 @@ from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint3
                     u1, uint1, i8, u8, i16, u16, f16, int8, uint8, int16, uint16, float16,
                     half)
 from .errors import (VkdiffError, CompileError, AutodiffError, OutOfMemoryError, LoopLimitError,
-                     DynamicPoolError,
+                     DynamicPoolError, FieldAliasWarning,
                      FieldIndexError, KernelIndexError, KernelZeroDivisionError,
                      KernelValueError)
 from .errors import (TaichiCompilationError, TaichiSyntaxError, TaichiNameError, TaichiIndexError,

@@ -54,9 +54,11 @@ BACKEND = ('debug_checks', 'lower', 'reductions', 'loop_limit', 'codegen')  # pe
 class CompileOptions:
     """Everything the passes and codegen need to know about the target and the user's settings.
 
-    features / limits: the device's (runtime.program.Runtime names them); device_name picks
-    driver workarounds (the loop limiter of llvmpipe). The CPU-driver geometry: grid-stride
-    iterations per invocation and the workgroups a reduction uses. loop_status: a callable
+    features / limits: the device's (runtime.program.Runtime names them); driver_id (a
+    runtime.devices.DRIVER_IDS name, from VkPhysicalDeviceDriverProperties.driverID) picks
+    driver workarounds (the loop limiter of llvmpipe); device_name is for messages only. The
+    CPU-driver geometry: grid-stride iterations per invocation and the workgroups a reduction
+    uses. loop_status: a callable
     returning the status Buffer the loop guards store into (the API layer makes it and reads it
     back after launches; without one, each guarded task gets a temporary of its own).
     device_log: a callable returning the passes.device_log.DeviceLog that `print` statements
@@ -68,6 +70,7 @@ class CompileOptions:
     fast_math: ti.init(fast_math=...). False: f32 math is vkdiff's own (the op table's `f32`
     column, in `lower`) and every float operation carries NoContraction (codegen)."""
     device_name: str = 'offline'
+    driver_id: str = 'unknown'
     features: dict = dataclasses.field(default_factory=dict)
     limits: dict = dataclasses.field(default_factory=dict)
     cpu_driver: bool = False
@@ -91,7 +94,7 @@ def lavapipe_like(**changes):
     """Options of Mesa's lavapipe (llvmpipe, LLVM 15, 256 bits) as this machine's driver
     reports it, without opening a device: device-free compiler tests compile against it."""
     base = CompileOptions(
-        device_name='llvmpipe (LLVM 15.0.6, 256 bits)',
+        device_name='llvmpipe (LLVM 15.0.6, 256 bits)', driver_id='mesa-llvmpipe',
         features={'float32_atomic_add': True, 'float32_atomic_minmax': True, 'float64': True,
                   'float64_atomic_add': False, 'int64': True, 'int64_atomics': True,
                   'subgroup_arithmetic': True, 'subgroup_ballot': True, 'subgroup_basic': True,
@@ -219,7 +222,7 @@ def loop_limit(task, options):
     if task.loop is not None and task.loop.attrs.get('block_dim'):
         per_thread = 1  # ti.simt.block: one workgroup per block of iterations
     status = options.loop_status or _new_status
-    return _loop_limit.apply(task, per_thread, options.device_name, status)
+    return _loop_limit.apply(task, per_thread, options.driver_id, status)
 
 
 def _new_status():
@@ -258,9 +261,9 @@ class TaskCode:
         # the trip count is known at compile time (no loads, no arguments)
         self.known = self.total is not None and all(
             x.op != 'gload' and x.op != 'arg' for x in ir.dependencies([self.total]))
-        self.local_size = 1 if task.kind == 'serial' else (
-            task.loop.attrs.get('block_dim') or fitted_local_size(self.total, self.known))
         lim = options.limits
+        self.local_size = 1 if task.kind == 'serial' else workgroup_size(task, lim, self.total,
+                                                                          self.known)
         cg = TaskCodegen(task, self.buffers, push, options.features, int_view, self.local_size,
                          options.cpu_driver, texel_limit=options.features.get('texel_reads') and
                          lim.get('max_texel_buffer_elements', 0),
@@ -279,6 +282,26 @@ class TaskCode:
         if self.total is not None and task.loop.attrs.get('groups'):
             # a reduction: its partials have room for this many workgroups at most
             self.max_groups = min(self.max_groups, task.loop.attrs['groups'])
+
+
+def workgroup_size(task, limits, total, known):
+    """Invocations per workgroup of a parallel task, within the device's limits
+    (maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0]; SwiftShader's are 256).
+    `ti.loop_config(block_dim=B)` with ti.simt.block memory or sync() makes B iterations one
+    workgroup: a B above the limit is a CompileError (clamping it would change which iterations
+    share memory and barriers). Otherwise the size is a choice of vkdiff's, clamped."""
+    cap = min(limits.get('max_workgroup_invocations', LOCAL_SIZE),
+              limits.get('max_workgroup_size_x', LOCAL_SIZE)) or LOCAL_SIZE
+    block = task.loop.attrs.get('block_dim')
+    if block:
+        if block > cap:
+            raise located(CompileError,
+                          f'ti.loop_config(block_dim={block}) makes workgroups of {block} '
+                          f'invocations, more than this device allows (maxComputeWorkGroup'
+                          f'Invocations / maxComputeWorkGroupSize[0]: {cap}); use block_dim <= '
+                          f'{cap}', task.loop.loc)
+        return block
+    return min(fitted_local_size(total, known), cap)
 
 
 def fitted_local_size(total, known):

@@ -11,6 +11,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from . import drivers, precision
+from .runtime import devices
 from .codegen import tools
 from .codegen.cache import SUFFIX
 from . import __file__ as pkg_file
@@ -86,12 +87,20 @@ def check_devices(native, out):
         out(f'  Vulkan devices: NONE{" (" + err + ")" if err else ""}; install a driver with:')
         _install_lines('vulkan', out)
         return False
-    chosen = int(os.environ.get('VKDIFF_DEVICE', 0))
+    infos = devices.list_devices() if hasattr(native, 'device_facts') else []
+    try:
+        chosen = devices.resolve(os.environ.get('VKDIFF_DEVICE') or 0, infos or None)
+    except ValueError as e:
+        out(f'  VKDIFF_DEVICE: {e}')
+        chosen = -1
     disable = [f for f in os.environ.get('VKDIFF_DISABLE_FEATURES', '').split(',') if f]
     ok = False
     for i, name in enumerate(names):
-        mark = '  <- used (VKDIFF_DEVICE=k or ti.init(device=k) picks another)' if i == chosen else ''
+        mark = ('  <- used (VKDIFF_DEVICE=index|uuid or ti.init(device=index|uuid) picks another)'
+                if i == chosen else '')
         out(f'  Vulkan device {i}: {name}{mark}')
+        if i < len(infos):  # chosen by these, never by the name
+            out(f'    {infos[i].describe()}')
         try:
             dev = native.Device(i, disable)
         except RuntimeError as e:
@@ -100,6 +109,16 @@ def check_devices(native, out):
         ok = ok or i == chosen
         out(f'    Vulkan {dev.api_version}, driver {dev.driver_version}, '
             f'vendor 0x{dev.vendor_id:04x}, subgroup size {dev.subgroup_size}')
+        if i < len(infos) and hasattr(dev, 'memory'):
+            mem = dict(dev.memory)
+            types = infos[i].memory_types
+
+            def kind(t):
+                return f'type {t} ({devices.flag_names(types[t][0])}, heap {types[t][1]})'
+            where = (f'mapped, {kind(mem["field"])}' if mem['mapped'] else
+                     f'{kind(mem["field"])}, staging {kind(mem["staging"])}')
+            out(f'    field memory: {where}; buffers up to {mem["sub_allocated_up_to"] >> 10} KiB '
+                f'share {mem["block_size"] >> 20} MiB blocks')
         feats = dict(dev.features)
         on = sorted(k for k, v in feats.items() if v)
         off = sorted(k for k, v in feats.items() if not v)

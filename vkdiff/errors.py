@@ -102,6 +102,12 @@ class FieldIndexError(VkdiffIndexError, AssertionError):
     raises one for it)."""
 
 
+class FieldAliasWarning(UserWarning):
+    """A Python-scope field index out of range on an axis whose address in Taichi's layout is
+    another element of the same field: it reads and writes that element, as Taichi does
+    (lang/layout.py). Warned once per field; with ti.init(debug=True) it is a FieldIndexError."""
+
+
 class KernelIndexError(TaichiAssertionError, VkdiffIndexError):
     """ti.init(debug=True): a kernel indexed a field or ndarray out of range (raised at the end of
     the launch; the access was skipped). Also Taichi's TaichiAssertionError (an AssertionError and

@@ -58,7 +58,8 @@ class ElementShape:
 
 class Buffer(ElementShape):
     """An array of global memory the IR reads and writes: `shape` (None while a field is not
-    placed yet) of elements of `elem_shape` components of `dtype`, row-major, components
+    placed yet) of elements of `elem_shape` components of `dtype`, row-major (or, for a field
+    stored in its SNode nesting order, element `sum(index * meta['strides'])`), components
     innermost. `role` says what it is: 'field' (a user field), 'grad' / 'dual' (the gradient /
     tangent of `primal`), 'temp' (a compiler temporary: kernel-scope locals shared between tasks,
     reduction partials, autodiff bookkeeping), 'arg' (a kernel argument array, bound per
@@ -95,6 +96,8 @@ class Buffer(ElementShape):
     def derive(self, kind):
         """A new gradient ('grad') or tangent ('dual') Buffer of this one, linked both ways."""
         d = Buffer(f'{self.name}.{kind}', self.dtype, self.shape, self.elem_shape, kind, self)
+        if 'strides' in self.meta:  # (its element order: lang/layout.py)
+            d.meta['strides'] = self.meta['strides']
         setattr(self, kind, d)
         return d
 

@@ -33,7 +33,7 @@ FLOORS = {
     'values': ['frontend/context.py', 'frontend/ops.py', 'frontend/checks.py', 'lang/matrix.py',
                'lang/hooks.py'],
     'data': ['lang/binding.py', 'lang/convert.py', 'lang/dynpool.py', 'lang/enums.py',
-             'lang/field.py', 'lang/fields_builder.py', 'lang/member_field.py', 'lang/ndarray.py',
+             'lang/field.py', 'lang/fields_builder.py', 'lang/layout.py', 'lang/member_field.py', 'lang/ndarray.py',
              'lang/proxy.py', 'lang/snode.py', 'lang/snode_addr.py', 'lang/sparse.py',
              'lang/state.py', 'lang/torch_io.py'],
     'frontend': ['frontend/argarray.py', 'frontend/asserts.py', 'frontend/builder.py',

@@ -12,10 +12,11 @@ ROOT = HERE.parents[1]
 
 @pytest.fixture(scope='session')
 def local_ray():
-    ray = pytest.importorskip('ray')
+    # before ray is imported: it reads these when it loads
     os.environ['RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'] = '0'
     os.environ['RAY_USAGE_STATS_ENABLED'] = '0'
     os.environ.setdefault('RAY_raylet_start_wait_time_s', '180')  # a loaded 2-core machine
+    ray = pytest.importorskip('ray')
     # Ray's workers import vkdiff and the test tasks from this checkout
     paths = [str(ROOT), str(HERE)] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]
     os.environ['PYTHONPATH'] = os.pathsep.join(dict.fromkeys(paths))

@@ -74,19 +74,32 @@ def _socket_inodes(pid):
     return inodes
 
 
-def _ray_pids():
-    pids = []
+def _descendants(root):
+    """root and every process below it (Ray's gcs_server, raylet and workers descend from the
+    driver that started the local cluster: this test process)."""
+    children = {}
     for d in os.listdir('/proc'):
         if not d.isdigit():
             continue
         try:
-            cmd = Path(f'/proc/{d}/cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+            stat = Path(f'/proc/{d}/stat').read_text()
         except OSError:
             continue
-        if 'ray' in cmd and ('gcs_server' in cmd or 'raylet' in cmd or 'ray::' in cmd
-                             or 'default_worker' in cmd or '/ray/' in cmd):
-            pids.append(int(d))
-    return pids + [os.getpid()]
+        ppid = int(stat.rpartition(')')[2].split()[1])
+        children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, ()))
+    return out
+
+
+def _cmdline(pid):
+    try:
+        return Path(f'/proc/{pid}/cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')[:80]
+    except OSError:
+        return '?'
 
 
 def test_every_ray_socket_listens_on_loopback(local_ray):
@@ -94,9 +107,9 @@ def test_every_ray_socket_listens_on_loopback(local_ray):
         pool.map(sweep_tasks.fail_on_negative, [1])
         listening = {**_listening('tcp'), **_listening('tcp6')}
         found = []
-        for pid in _ray_pids():
+        for pid in _descendants(os.getpid()):
             for inode in _socket_inodes(pid):
                 if inode in listening:
-                    found.append((pid, listening[inode]))
+                    found.append((_cmdline(pid), listening[inode]))
     assert len(found) >= 3, found  # gcs_server, raylet, workers: the test looked at real sockets
     assert all(ip in LOOPBACK for _, (ip, _) in found), found

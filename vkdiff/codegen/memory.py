@@ -143,10 +143,19 @@ class GlobalMemory:
         self.emit(f'OpControlBarrier {m.u32(2)} {m.u32(2)} {m.u32(0x108)}')
 
     def row_major(self, s):
-        """The flat element index (i32) of a global access's indices, row-major over its
-        buffer's (possibly run-time) shape; None without indices."""
+        """The flat element index (i32) of a global access's indices: row-major over its
+        buffer's (possibly run-time) shape, or Taichi's address `sum(index * stride)` for a
+        field stored in its SNode nesting order (meta['strides']); None without indices."""
         f, i32 = s.buf, self.t(T.i32)
         idx = None
+        strides = f.meta.get('strides')
+        if strides is not None:  # a field in its SNode nesting order (lang/layout.py)
+            for ix, st in zip(s.indices, strides):
+                v = self.values[ix]
+                if st != 1:
+                    v = self.op('OpIMul', i32, v, self.m.i32(st))
+                idx = v if idx is None else self.op('OpIAdd', i32, idx, v)
+            return idx
         for k, (ix, n) in enumerate(zip(s.indices, f.shape)):
             v = self.values[ix]
             idx = v if idx is None else self.op('OpIAdd', i32, self.op('OpIMul', i32, idx,

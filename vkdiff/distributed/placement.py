@@ -18,6 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from ..errors import VkdiffError
+from ..runtime import devices
 
 GPU_TYPES = ('discrete-gpu', 'integrated-gpu', 'virtual-gpu')
 
@@ -122,5 +123,4 @@ def plan_workers(workers, vulkan_devices, gpu_ids=None, cuda_uuid_list=(), cores
 
 def local_vulkan_devices():
     """This machine's Vulkan devices (opens no device)."""
-    from ..runtime import devices  # noqa: PLC0415  (loads the native module: only when asked)
     return devices.list_devices()

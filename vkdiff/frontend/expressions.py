@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import ir
 from .. import types as T
+from ..lang import layout
 from ..lang.field import Field
 from ..lang.matrix import Matrix, swizzle_indices
 from . import ops, printing, sparse
@@ -281,6 +282,7 @@ class ExpressionBuilder:
                         + (' (use x[None] for a 0-D field)' if not field.shape else ''))
         out = []
         offset = getattr(field, 'offset', None) or (0,) * len(flat)
+        flat = self._constant_alias(field, flat, offset)
         for k, n, o in zip(flat, field.shape, offset):  # IR indices count from 0 (`offset=`)
             if isinstance(field, ArgArray):  # run-time shape (boundary='clamp': clamped)
                 out.append(field.index(k, n))
@@ -296,6 +298,23 @@ class ExpressionBuilder:
                 k = ops.binary('sub', k, o)
             out.append(ops.as_value(k, T.i32).stmt)
         return out
+
+    @staticmethod
+    def _constant_alias(field, flat, offset):
+        """Constant indices out of range on an axis, without bound checks: the element Taichi's
+        address puts them on when that is an element of the same field (lang/layout.py; warned
+        once per field), as constants in range; else the indices as they are."""
+        if isinstance(field, ArgArray) or current().check_bounds or \
+                not all(ops.is_number(k) for k in flat):
+            return flat
+        stored = [int(k) - o for k, o in zip(flat, offset)]
+        if all(0 <= k < n for k, n in zip(stored, field.shape)):
+            return flat
+        target = layout.alias(field, stored)
+        if target is None:
+            return flat
+        layout.warn_alias(field, tuple(flat), target)
+        return [k + o for k, o in zip(target, offset)]
 
     def build_Slice(self, node):
         return slice(*(self(x) if x is not None else None for x in (node.lower, node.upper, node.step)))

@@ -8,7 +8,7 @@ from .. import ir
 from .. import types as T
 from ..errors import (FieldIndexError, FieldOffsetError, IndexCountError, IndexTypeError, TaichiRuntimeError,
                       UnsupportedError, VkdiffError, VkdiffTypeError, VkdiffValueError)
-from . import binding, convert, hooks, state
+from . import binding, convert, hooks, layout, state
 from .proxy import element
 from . import dynpool
 from .sparse import guards_of, host_activate, host_active, host_past_length, sparse_zero
@@ -137,6 +137,7 @@ class Field(ir.ElementShape):
         g.buffer.primal = self.buffer
         g.offset = self.offset
         setattr(self, kind, g)
+        layout.follow(g, self)
         return g
 
     @property
@@ -149,7 +150,8 @@ class Field(ir.ElementShape):
             if self._generation != state.generation:
                 raise VkdiffError(f'field {self.name} belongs to a previous ti.init() and is gone')
             rt = state.runtime()
-            st = self._storage = rt_storage(rt, self.shape + self.elem_shape, self.dtype, self.name)
+            st = self._storage = rt_storage(rt, self.shape + self.elem_shape, self.dtype, self.name,
+                                            layout.storage_strides(self))
         return st
 
     # ---------------------------------------------------------------- host access
@@ -173,31 +175,42 @@ class Field(ir.ElementShape):
                 raise IndexTypeError(f'field {self.name}: an index must be an integer, got '
                                      f'{k!r}; Detected illegal element of type: {type(k)}. Please '
                                      'be aware that slicing a ti.field is not supported so far.')
-        if self.offset is not None:
-            key = self._unoffset(key)
-        out = []
+        stored = self._unoffset(key) if self.offset is not None else key
         debug = state.bounds_checked()  # Taichi's bound checks: no negative indices either
-        for k, n in zip(key, shape):
-            if not (0 if debug else -n) <= k < n:
-                raise FieldIndexError(f'index {k} out of range for axis of size {n} in field '
-                                      f'{self.name}' + (' (negative indices count from the end '
-                                                        'only without ti.init(debug=True) or '
-                                                        'check_out_of_bound=True)'
-                                                        if debug and -n <= k < 0 else ''))
+        out = []
+        for k, n in zip(stored, shape):
+            if not (0 if debug or self.offset is not None else -n) <= k < n:
+                break
             out.append(int(k) % n)
-        return tuple(out)
+        else:
+            return tuple(out)
+        return self._out_of_range(key, stored, shape, debug)
+
+    def _out_of_range(self, key, stored, shape, debug):
+        """An index out of range on an axis: where Taichi's address puts it (lang/layout.py),
+        or FieldIndexError."""
+        low = [0 if debug or self.offset is not None else -n for n in shape]
+        if not debug:  # where Taichi's address puts it: another element (lang/layout.py)
+            stored = tuple(int(k) % n if lo <= k < 0 else int(k)
+                           for k, lo, n in zip(stored, low, shape))
+            target = layout.alias(self, stored)
+            if target is not None:
+                layout.warn_alias(self, key, target)
+                return target
+        k, lo, n, o = next((k, lo, n, o) for k, lo, n, o in zip(
+            key, low, shape, self.offset or (0,) * len(shape)) if not lo <= k - o < n)
+        if self.offset is not None:
+            raise FieldIndexError(f'index {k} out of range [{o}, {o + n}) of an axis of field '
+                                  f'{self.name}')
+        raise FieldIndexError(f'index {k} out of range for axis of size {n} in field '
+                              f'{self.name}' + (' (negative indices count from the end only '
+                                                'without ti.init(debug=True) or '
+                                                'check_out_of_bound=True)'
+                                                if debug and -n <= k < 0 else ''))
 
     def _unoffset(self, key):
-        """Indices of a field with `offset=`, counted from 0 (each within [o, o + n))."""
-        out = []
-        for k, n, o in zip(key, self.shape, self.offset):
-            if isinstance(k, (int, np.integer)):
-                if not o <= k < o + n:
-                    raise FieldIndexError(f'index {k} out of range [{o}, {o + n}) of an axis '
-                                          f'of field {self.name}')
-                k -= o
-            out.append(k)
-        return tuple(out)
+        """Indices of a field with `offset=`, counted from 0."""
+        return tuple(k - o for k, o in zip(key, self.offset))
 
     @state.synchronized
     def __getitem__(self, key):
@@ -422,14 +435,14 @@ class _PlaceInfo:
         return f.buffer.role == 'field' and f.dtype.is_float and f._grad is not None
 
 
-def rt_storage(rt, shape, dtype, name=None):
+def rt_storage(rt, shape, dtype, name=None, strides=None):
     if dtype is T.f64 and not rt.features.get('float64'):
         raise VkdiffError('this Vulkan device has no 64-bit float support (shaderFloat64)')
     if dtype in (T.i64, T.u64) and not rt.features.get('int64'):
         raise VkdiffError('this Vulkan device has no 64-bit integer support (shaderInt64)')
     # deferred: the runtime (and the native module) loads with the device
     from ..runtime.program import Storage
-    return Storage(rt, shape, dtype.np, name)
+    return Storage(rt, shape, dtype.np, name, strides)
 
 
 MAX_NUM_INDICES = 12  # Taichi's limit (taichi_max_num_indices)

@@ -4,7 +4,7 @@ them; pointer/bitmasked/dynamic levels add activation state (lang/sparse.py)."""
 import numpy as np
 
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
-from . import convert, state
+from . import convert, layout, state
 from .sparse import make_node, deactivate_all, check_gradient_layout
 from .dynpool import wants_pool
 
@@ -182,6 +182,8 @@ class SNode:
                 f._snode_leaf = leaf
                 f._placed_by_user = True  # (a gradient: its own layout, lang/sparse.layout_of)
             leaf._placed_fields = _member_fields(f)
+            for m in leaf._placed_fields:  # Taichi's element order (lang/layout.py)
+                layout.assign(m, self)
             leaf._struct_field = None if isinstance(f, Field) else f
             for m in leaf._placed_fields:  # struct members: their own x.snode is this leaf
                 m.__dict__.setdefault('_snode_leaf', leaf)

@@ -21,7 +21,7 @@ import itertools
 import numpy as np
 
 from .. import types as T
-from ..errors import TaichiIndexError, TaichiSyntaxError, TaichiTypeError, UnsupportedError
+from ..errors import CompileError, TaichiIndexError, TaichiSyntaxError, TaichiTypeError, UnsupportedError
 from ..frontend import ops
 from ..frontend.context import Value, current, error
 from .field import Field, SNode
@@ -160,3 +160,26 @@ def _cell_layout(node):
         off += size
         align = max(align, a)
     return offsets, -(-off // align) * align, align
+
+
+def host_address(field, index):
+    """Taichi's byte address (in the model above) of field[index] (ints, stored indices in ijkl
+    order, any values) for Python scope, or None where a node on the field's tree has no fixed
+    layout (pointer, bitmasked, dynamic)."""
+    leaf = field.snode
+    path = leaf._path_from_root()
+    axes = sorted({a for a, _ in leaf.levels})
+    idx = dict(zip(axes, (int(k) for k in index)))
+    try:
+        if any(node._kind != 'dense' for node in path[1:-1]):
+            return None
+        addr = 0
+        for depth in range(1, len(path)):
+            node, parent = path[depth], path[depth - 1]
+            if depth > 1:
+                addr += _cell_layout(parent)[0][id(node)]
+            if node is not leaf:
+                addr += _cell_index(node, leaf, idx) * _cell_layout(node)[1]
+    except (CompileError, UnsupportedError):
+        return None
+    return addr

@@ -128,10 +128,13 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
                   device_memory_GB=kwargs.get('device_memory_GB'))
     for hook in init_hooks:  # (profiler: records belong to the program init() replaces)
         hook()
-    if device is not None:
-        config['device'] = int(device)
-    elif 'VKDIFF_DEVICE' in os.environ:
-        config['device'] = int(os.environ['VKDIFF_DEVICE'])
+    if device is not None:  # an index or a deviceUUID (runtime/devices.py resolves it)
+        if isinstance(device, bool) or not isinstance(device, (int, str)):
+            raise VkdiffValueError(f'ti.init(device=...) takes a device index or a device UUID '
+                                   f'string, got {device!r}')
+        config['device'] = device
+    else:  # (not the device of an earlier init: its VKDIFF_DEVICE may be gone)
+        config['device'] = os.environ.get('VKDIFF_DEVICE') or 0
 
 
 @synchronized

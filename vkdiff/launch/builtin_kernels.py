@@ -117,9 +117,11 @@ def zero_fields(fields):
 @hooks.provides('copy_field')
 def copy_field(dst, src):
     """dst's data replaced by src's with one copy command, when both are dense fields of one
-    dtype and shape (True); else False (the caller copies through the host)."""
+    dtype, shape and element order (lang/layout.py) (True); else False (the caller copies
+    through the host)."""
     if dst is src or dst.dtype != src.dtype or \
-            dst.shape + dst.elem_shape != src.shape + src.elem_shape:
+            dst.shape + dst.elem_shape != src.shape + src.elem_shape or \
+            dst.buffer.meta.get('strides') != src.buffer.meta.get('strides'):
         return False
     rt = native_runtime((dst, src))
     if rt is None:

@@ -155,12 +155,13 @@ def _indirect_wanted(code):
 
 
 def _is_cpu_driver(rt):
-    """Lavapipe or SwiftShader; VKDIFF_GEOMETRY=cpu|gpu forces either launch geometry (tests)."""
+    """A CPU driver (deviceType CPU: lavapipe, SwiftShader); VKDIFF_GEOMETRY=cpu|gpu forces
+    either launch geometry (tests)."""
     import os
     forced = os.environ.get('VKDIFF_GEOMETRY')
     if forced in ('cpu', 'gpu'):
         return forced == 'cpu'
-    return any(k in rt.name.lower() for k in ('llvmpipe', 'swiftshader', 'cpu'))
+    return rt.device_type == 'cpu'
 
 
 def _cpu_geometry(rt):
@@ -213,7 +214,7 @@ def compile_options():
     cpu = _is_cpu_driver(rt)
     per, min_groups = _cpu_geometry(rt)
     return compiler.CompileOptions(
-        device_name=rt.name, features=rt.features, limits=rt.limits, cpu_driver=cpu,
+        device_name=rt.name, driver_id=rt.driver_id, features=rt.features, limits=rt.limits, cpu_driver=cpu,
         iters_per_thread=per, min_groups=min_groups, max_groups=_max_groups(rt),
         reduction_groups=reduction_groups(rt), loop_status=lambda: status.loop_status_buffer(rt),
         debug_status=lambda: status.debug_status_buffer(rt),

@@ -28,8 +28,9 @@ MAX_UNROLL_UNKNOWN = 8
 LOCATIONS = [None]
 
 
-def has_limiter(device_name):
-    return 'llvmpipe' in device_name.lower()
+def has_limiter(driver_id):
+    """driver_id: a runtime.devices.DRIVER_IDS name (from VkPhysicalDeviceDriverProperties)."""
+    return driver_id == 'mesa-llvmpipe'
 
 
 def inner_loops(task):
@@ -162,13 +163,13 @@ def drop_empty_loops(block):
             block.stmts.remove(s)
 
 
-def apply(task, per_thread, device_name, status_field):
-    """The pass on one task about to be compiled for a device named `device_name`: plans the
+def apply(task, per_thread, driver_id, status_field):
+    """The pass on one task about to be compiled for the driver `driver_id`: plans the
     unrolling and guards the loops (storing into `status_field()`, the device status field the
     launcher reads back) where the device has a limiter. Returns the grid-stride iterations per
     invocation to use (1 when the task's inner loops are long, so that each invocation stays
     under the limit)."""
-    if not has_limiter(device_name) or not inner_loops(task):
+    if not has_limiter(driver_id) or not inner_loops(task):
         return per_thread
     drop_empty_loops(task.body)
     if not inner_loops(task):

@@ -21,7 +21,7 @@ import weakref
 import numpy as np
 
 from ..errors import OutOfMemoryError, RuntimeError_
-from . import validation
+from . import devices, validation
 
 def _load_native():
     try:
@@ -50,7 +50,9 @@ class Storage:
 
     __slots__ = ('rt', 'buf', 'host', 'state', 'nbytes', 'mapped', '__weakref__')
 
-    def __init__(self, rt, shape, np_dtype, name=None):
+    def __init__(self, rt, shape, np_dtype, name=None, strides=None):
+        """`strides`: element strides of the host view over the buffer (a field stored in its
+        SNode nesting order, lang/layout.py), None for C order."""
         self.rt = rt
         n = int(np.prod(shape, dtype=np.int64)) * np.dtype(np_dtype).itemsize
         what = f'field {name} (shape {tuple(shape)}, {np.dtype(np_dtype).name}: {n} bytes)' \
@@ -65,7 +67,13 @@ class Storage:
         except MemoryError as e:  # the native module's OutOfMemoryError, or std::bad_alloc
             raise OutOfMemoryError(f'out of memory allocating {what} on {rt.name} ({e}); the '
                                    'fields allocated before are intact') from None
-        self.host = self.buf.host[:n].view(np_dtype).reshape(shape)
+        flat = self.buf.host[:n].view(np_dtype)
+        if strides is None:
+            self.host = flat.reshape(shape)
+        else:
+            item = flat.itemsize
+            self.host = np.lib.stride_tricks.as_strided(flat, tuple(shape),
+                                                        tuple(s * item for s in strides))
         self.mapped = getattr(self.buf, 'mapped', False)  # (a native module not rebuilt yet)
         self.state = 'synced'
 
@@ -103,7 +111,7 @@ def _prewarm_helps(rt):
     placeholder buffers), a native module that prewarms, and VKDIFF_PREWARM not 0."""
     off = ('1', 'true', 'yes')
     return (os.environ.get('VKDIFF_PREWARM', '1') != '0' and hasattr(rt.device, 'prewarm')
-            and 'llvmpipe' in rt.name.lower() and not validation.enabled()
+            and rt.driver_id == 'mesa-llvmpipe' and not validation.enabled()
             and os.environ.get('MESA_SHADER_CACHE_DISABLE', '').lower() not in off
             and os.environ.get('MESA_GLSL_CACHE_DISABLE', '').lower() not in off)
 
@@ -112,7 +120,8 @@ class Runtime:
     def __init__(self, device_index=0, disable_features=()):
         native = _load_native()
         validation.maybe_enable()
-        index = int(os.environ.get('VKDIFF_DEVICE', device_index))
+        # an index or a deviceUUID; VKDIFF_DEVICE wins (the native module reads it too)
+        index = devices.resolve(os.environ.get('VKDIFF_DEVICE') or device_index)
         env_disable = [f for f in os.environ.get('VKDIFF_DISABLE_FEATURES', '').split(',') if f]
         try:
             self.device = native.Device(index, list(disable_features) + env_disable)
@@ -122,6 +131,11 @@ class Runtime:
         self.limits = dict(self.device.limits)
         self.subgroup_size = self.device.subgroup_size
         self.name = self.device.name
+        # what code is chosen by (never the name): deviceType, driverID (runtime/devices.py)
+        facts = getattr(self.device, 'facts', None)
+        self.info = devices.from_facts(facts) if facts is not None else None
+        self.device_type = self.info.device_type if self.info else 'other'
+        self.driver_id = self.info.driver_id if self.info else 'unknown'
         self.batch = self.device.batch()
         self.written = set()  # buffers written since the last barrier
         self.read = set()     # buffers read since the last barrier

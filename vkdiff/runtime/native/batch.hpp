@@ -28,10 +28,10 @@ struct PyBuffer {
         check(vkCreateBuffer(dev, &bci, nullptr, &tv->buf), "vkCreateBuffer (texel view)");
         VkMemoryRequirements req;
         vkGetBufferMemoryRequirements(dev, tv->buf, &req);
-        if (req.size > ctx->requirements(bci.size).size)
-            fail("texel view: the alias buffer needs more memory than the Buffer holds");
-        const vk::DeviceMemory& mem = *((*t).*member(TensorMemoryTag{}));
-        check(vkBindBufferMemory(dev, tv->buf, static_cast<VkDeviceMemory>(mem), 0), "vkBindBufferMemory (texel view)");
+        const Allocation& a = static_cast<PooledTensor&>(*t).primary;
+        if (req.size > a.size || a.offset % req.alignment || !(req.memoryTypeBits & (1u << ctx->memory.field)))
+            fail("texel view: the alias buffer cannot bind the Buffer's memory");
+        check(vkBindBufferMemory(dev, tv->buf, a.mem, a.offset), "vkBindBufferMemory (texel view)");
         VkBufferViewCreateInfo vci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
         vci.buffer = tv->buf;
         vci.format = VkFormat(format);

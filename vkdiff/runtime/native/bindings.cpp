@@ -4,6 +4,26 @@
 
 using namespace vkrt;
 
+static py::dict facts_dict(const DeviceFacts& f)
+{
+    py::dict d;
+    d["index"] = f.index;
+    d["name"] = f.name;
+    d["uuid"] = f.uuid;
+    d["device_type"] = f.device_type;
+    d["driver_id"] = f.driver_id;
+    d["driver_name"] = f.driver_name;
+    d["driver_info"] = f.driver_info;
+    d["vendor_id"] = f.vendor_id;
+    d["device_id"] = f.device_id;
+    d["api_version"] = f.api_version;
+    d["driver_version"] = f.driver_version;
+    d["max_memory_allocation_count"] = f.max_allocations;
+    d["memory_types"] = f.memory_types;
+    d["memory_heaps"] = f.memory_heaps;
+    return d;
+}
+
 PYBIND11_MODULE(_vkrt, m)
 {
     m.doc() = "vkdiff's Vulkan runtime: devices with all optional features, "
@@ -24,6 +44,27 @@ PYBIND11_MODULE(_vkrt, m)
         }
     });
     m.def("list_devices", &list_devices, "Names of the Vulkan physical devices, in index order.");
+    m.def("device_facts", [] {
+        py::list out;
+        for (auto& f : all_device_facts()) out.append(facts_dict(f));
+        return out;
+    }, "Each Vulkan physical device's facts, in index order (dicts: index, name, uuid, device_type "
+       "and driver_id as Vulkan's enum values, driver_name, driver_info, vendor_id, device_id, "
+       "api_version, driver_version, max_memory_allocation_count, memory_types [(flags, heap)], "
+       "memory_heaps [(size, flags)]); opens no device.");
+    m.def("choose_memory", [](uint32_t device_type, const std::vector<uint32_t>& flags, uint32_t field_allowed,
+                              uint32_t staging_allowed, bool unified_allowed) {
+        MemoryChoice c = choose_memory(device_type, flags, field_allowed, staging_allowed, unified_allowed);
+        auto idx = [](uint32_t i) { return i == UINT32_MAX ? py::object(py::none()) : py::object(py::int_(i)); };
+        py::dict d;
+        d["field"] = idx(c.field);
+        d["staging"] = c.mapped ? py::object(py::none()) : idx(c.staging);
+        d["mapped"] = c.mapped;
+        return d;
+    }, py::arg("device_type"), py::arg("memory_flags"), py::arg("field_allowed") = 0xFFFFFFFFu,
+       py::arg("staging_allowed") = 0xFFFFFFFFu, py::arg("unified_allowed") = true,
+       "The memory types a device's Buffers use (the pure function the Device runs): dict field, "
+       "staging (None when mapped or none fits), mapped.");
 
     py::class_<PyBuffer, std::shared_ptr<PyBuffer>>(m, "Buffer")
       .def_readonly("nbytes", &PyBuffer::nbytes)
@@ -73,6 +114,21 @@ PYBIND11_MODULE(_vkrt, m)
       .def_readonly("subgroup_size", &PyDevice::subgroup_size)
       .def_readonly("features", &PyDevice::features)
       .def_readonly("limits", &PyDevice::limits)
+      .def_property_readonly("facts", [](const PyDevice& d) { return facts_dict(d.facts); },
+                             "This device's facts (as _vkrt.device_facts() gives them).")
+      .def_property_readonly("memory", [](const PyDevice& d) {
+          py::dict c;
+          c["field"] = d.ctx->memory.field;
+          c["staging"] = d.ctx->mapped ? py::object(py::none()) : py::object(py::int_(d.ctx->memory.staging));
+          c["mapped"] = d.ctx->mapped;
+          c["block_size"] = d.ctx->alloc->block_size;
+          c["sub_allocated_up_to"] = d.ctx->alloc->small;
+          return c;
+      }, "The memory types chosen (indices into facts['memory_types']) and the sub-allocation sizes.")
+      .def_property_readonly("memory_allocations", [](PyDevice& d) {
+          std::lock_guard<std::mutex> lock(d.ctx->alloc->m);
+          return d.ctx->alloc->live;
+      }, "vkAllocateMemory objects the Buffers hold now (blocks and dedicated allocations).")
       .def("buffer", &PyDevice::buffer, py::arg("nbytes"))
       .def("algorithm", &PyDevice::algorithm, py::arg("buffers"), py::arg("spirv"),
            py::arg("push_constant_bytes"), py::arg("texels") = std::vector<std::pair<long long, int>>{},

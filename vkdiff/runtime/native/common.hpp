@@ -83,6 +83,24 @@ std::shared_ptr<Instance> shared_instance();
 std::vector<VkPhysicalDevice> physical_devices(VkInstance inst);
 std::vector<std::string> list_devices();
 
+// What vkdiff reads about a physical device before opening it: the kind of device and driver
+// (VkPhysicalDeviceProperties.deviceType, VkPhysicalDeviceDriverProperties.driverID: code is
+// chosen by these, never by the name), its identity (deviceUUID, as 32 lowercase hex digits)
+// and its memory types and heaps.
+struct DeviceFacts {
+    int index = 0;
+    std::string name, uuid, driver_name, driver_info, api_version;
+    uint32_t device_type = 0, driver_id = 0, vendor_id = 0, device_id = 0, driver_version = 0;
+    uint32_t max_allocations = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> memory_types;  // (propertyFlags, heapIndex)
+    std::vector<std::pair<uint64_t, uint32_t>> memory_heaps;  // (size, flags)
+};
+DeviceFacts device_facts(VkPhysicalDevice pd, int index);
+std::vector<DeviceFacts> all_device_facts();
+// The index of the device `spec` names: a decimal index, or a deviceUUID (32 hex digits, any
+// case, dashes allowed). Anything else, or no such device: an error listing the devices.
+int device_index(VkInstance inst, const std::string& spec);
+
 using Stage = vk::PipelineStageFlagBits;
 using Access = vk::AccessFlagBits;
 

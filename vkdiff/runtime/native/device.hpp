@@ -14,6 +14,7 @@ struct PyDevice {
     uint32_t driver_version = 0, vendor_id = 0, subgroup_size = 0;
     std::map<std::string, bool> features;
     std::map<std::string, uint64_t> limits;
+    DeviceFacts facts;
     int index = 0;
     std::vector<std::string> disabled;
     std::unique_ptr<Prewarmer> prewarmer;  // made by the first prewarm()
@@ -32,16 +33,18 @@ struct PyDevice {
             if (std::find(kFeatureNames.begin(), kFeatureNames.end(), d) == kFeatureNames.end())
                 fail("Device(disable=...): unknown feature '" + d + "'");
         auto off = [&](const char* n) { return std::find(disable.begin(), disable.end(), n) != disable.end(); };
-        if (const char* env = std::getenv("VKDIFF_DEVICE"); env && *env) {
-            char* end = nullptr;
-            index = int(std::strtol(env, &end, 10));
-            if (*end) fail(std::string("VKDIFF_DEVICE='") + env + "' is not a device index");
-        }
-        this->index = index;
         ctx = std::make_shared<Ctx>();
         ctx->closed = true;  // until the VkDevice exists
         ctx->owner = inst ? std::move(inst) : shared_instance();
         ctx->instance = std::make_shared<vk::Instance>(ctx->owner->handle);
+        if (const char* env = std::getenv("VKDIFF_DEVICE"); env && *env) {  // an index or a UUID
+            try {
+                index = device_index(ctx->owner->handle, env);
+            } catch (const std::runtime_error& e) {
+                fail(std::string("VKDIFF_DEVICE='") + env + "': " + e.what());
+            }
+        }
+        this->index = index;
         create(ctx->owner->handle, ctx->owner->api, index, off);
     }
 
@@ -54,6 +57,7 @@ struct PyDevice {
             fail("Vulkan device index " + std::to_string(index) + " out of range: " +
                  std::to_string(devs.size()) + " device(s) found");
         vk::PhysicalDevice pd(devs[index]);
+        facts = device_facts(devs[index], index);
 
         vk::PhysicalDeviceSubgroupProperties sub;
         vk::PhysicalDeviceMaintenance3Properties m3;
@@ -160,10 +164,10 @@ struct PyDevice {
         ctx->family = family;
         ctx->mgr = std::make_shared<kp::Manager>(ctx->instance, ctx->phys, ctx->device);
         ctx->closed = false;
-        ctx->mapped = !off("unified_memory") && ctx->host_memory_is_device_local();
+        ctx->choose(facts, !off("unified_memory"));
         features["unified_memory"] = ctx->mapped;
         // texel reads: every format codegen reads through a storage texel buffer view
-        bool texel = !off("texel_reads");
+        bool texel = !off("texel_reads") && ctx->texel_memory;
         for (VkFormat fmt : {VK_FORMAT_R32_SFLOAT, VK_FORMAT_R32G32_SFLOAT, VK_FORMAT_R32G32B32A32_SFLOAT,
                              VK_FORMAT_R32_SINT, VK_FORMAT_R32_UINT}) {
             VkFormatProperties fp;
@@ -183,7 +187,22 @@ struct PyDevice {
                   {"max_shared_memory_size", l.maxComputeSharedMemorySize},
                   {"max_texel_buffer_elements", l.maxTexelBufferElements},
                   {"max_storage_texel_buffers_per_stage", std::min(l.maxPerStageDescriptorStorageImages,
-                                                                   l.maxDescriptorSetStorageImages)}};
+                                                                   l.maxDescriptorSetStorageImages)},
+                  {"max_workgroup_size_y", l.maxComputeWorkGroupSize[1]},
+                  {"max_workgroup_size_z", l.maxComputeWorkGroupSize[2]},
+                  {"max_bound_descriptor_sets", l.maxBoundDescriptorSets},
+                  {"max_memory_allocation_count", l.maxMemoryAllocationCount},
+                  {"max_memory_allocation_size", m3.maxMemoryAllocationSize},
+                  {"min_subgroup_size", sub.subgroupSize},  // replaced below where 1.3 says more
+                  {"max_subgroup_size", sub.subgroupSize}};
+        if (api >= VK_API_VERSION_1_3) {  // subgroup size control: the range a shader may get
+            vk::PhysicalDeviceSubgroupSizeControlProperties sc;
+            vk::PhysicalDeviceProperties2 p2;
+            p2.pNext = &sc;
+            pd.getProperties2(&p2);
+            if (sc.minSubgroupSize) limits["min_subgroup_size"] = sc.minSubgroupSize;
+            if (sc.maxSubgroupSize) limits["max_subgroup_size"] = sc.maxSubgroupSize;
+        }
     }
 
     std::shared_ptr<PyBuffer> buffer(long long nbytes)
