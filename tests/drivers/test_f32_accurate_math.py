@@ -4,7 +4,7 @@ values as numpy's), the same bits on lavapipe and SwiftShader (each run in a sub
 compared: every op, and the loss curve and gradients of a small simulation without float
 atomics), and the README's first example (sin and its gradient cos at 0.7, 1, 2.5, 100) within
 1e-7 of the true values, reverse and forward mode using the same implementation."""
-import hashlib
+import glob
 import math
 import os
 import subprocess
@@ -14,10 +14,18 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
-from vkdiff import precision
+from vkdiff import drivers, precision
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SWIFTSHADER = '/work/swiftshader/x/usr/lib/chromium/vk_swiftshader_icd.json'
+
+
+def _first(paths):
+    return next((p for p in paths if p and os.path.isfile(p)), None)
+
+
+SWIFTSHADER = _first([drivers.project_swiftshader(ROOT),
+                      '/work/swiftshader/x/usr/lib/chromium/vk_swiftshader_icd.json'])
+LAVAPIPE = _first(sorted(glob.glob('/usr/share/vulkan/icd.d/lvp_icd*.json')))
 F = np.float32
 EDGES = F([0.0, -0.0, 1e-45, -1e-40, 1e-30, 1.0, -1.0, np.inf, -np.inf, np.nan, 3.4028235e38,
            -1e30, 1e22, 88.72283, 88.72284, -103.97208, -87.33655, 0.5, 1.0000001])
@@ -188,9 +196,8 @@ print('particles', hashlib.sha256(curve.tobytes() + g.tobytes()).hexdigest()[:16
 
 
 def _digests(icd, fast):
-    env = dict(os.environ, PYTHONPATH=ROOT, VKDIFF_PRECISION_WARNING='0')
-    if icd:
-        env['VK_ICD_FILENAMES'] = icd
+    env = dict(os.environ, PYTHONPATH=ROOT, VKDIFF_PRECISION_WARNING='0', VK_ICD_FILENAMES=icd)
+    env.pop('VK_DRIVER_FILES', None)
     r = subprocess.run(['timeout', '300', sys.executable, '-c',
                         SCRIPT.format(root=ROOT, here=os.path.dirname(os.path.abspath(__file__)), fast=fast)],
                        env=env, capture_output=True, text=True)
@@ -198,14 +205,14 @@ def _digests(icd, fast):
     return dict(line.split() for line in r.stdout.splitlines() if line.strip())
 
 
-@pytest.mark.skipif(not os.path.exists(SWIFTSHADER), reason='SwiftShader is not installed here')
+@pytest.mark.skipif(not (SWIFTSHADER and LAVAPIPE), reason='needs lavapipe and SwiftShader')
 def test_same_bits_on_lavapipe_and_swiftshader():
-    lvp = _digests(None, False)
+    lvp = _digests(LAVAPIPE, False)
     sws = _digests(SWIFTSHADER, False)
     assert len(lvp) == 19
     assert lvp == sws, {k: (lvp[k], sws.get(k)) for k in lvp if lvp[k] != sws.get(k)}
     # the check can fail: the drivers' own math differs (sin: SwiftShader's is ~1e-4 off)
-    lvp_fast = _digests(None, True)
+    lvp_fast = _digests(LAVAPIPE, True)
     sws_fast = _digests(SWIFTSHADER, True)
     assert lvp_fast['sin'] != sws_fast['sin'] and lvp_fast['readme'] != sws_fast['readme']
     assert lvp_fast['particles'] != sws_fast['particles']

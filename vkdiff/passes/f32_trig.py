@@ -1,8 +1,10 @@
 """Pass helper (lowering, passes/lower.py; fast_math=False): f32 sin, cos and tan, in f32 and
 32-bit integers only, the same bits on every driver.
 
-Reduction by pi/2, exact over the whole finite range (Payne-Hanek in integer arithmetic, as
-passes/f64_trig.py for f64, with 12-bit limbs so that every product and column sum fits an i32):
+Reduction by pi/2: for |x| <= 800 Cody-Waite (pi/2 in four parts, n*part exact for the first
+three, the differences as double-f32 with two_sum); beyond, inside an IR `if` (so that the common
+case does not pay for it), exact over the whole finite range (Payne-Hanek in integer arithmetic,
+as passes/f64_trig.py for f64, with 12-bit limbs so that every product and column sum fits an i32):
   |x| = m * 2^e, m the 24-bit integer mantissa. x * 2/pi mod 4 needs the bits of 2/pi from weight
   2^-(e-1) on; a 96-bit window W of them is cut from a table (a per-thread array of 12-bit limbs,
   indexed by e), m * W mod 2^96 is computed exactly in limbs; its top two bits are n mod 4, the
@@ -35,12 +37,36 @@ PIO2_H = f32(math.pi / 2)
 PIO2_L = f32(math.pi / 2 - PIO2_H)
 PIO4 = f32(math.pi / 4)                 # (just above pi/4: the kernels' fits reach past it)
 
+# Cody-Waite for |x| <= CW_MAX: pi/2 in four parts, the first three with 15 significant bits (so
+# n * part is exact for n <= 2^9), 24 + 45 bits in all
+CW = [1.57073974609375, 5.657970905303955e-05, 9.920881893776823e-10, 5.390302953474238e-15]
+CW_MAX = 800.0
+CW_MAX_BITS = 0x44480000                # the bits of 800.0
+TWO_OVER_PI = 0.6366197466850281
+
 SIN_S = [-0.1666666716337204, 0.008333331905305386, -0.00019840057939291, 2.7246344416198554e-06]
 COS_C = [0.0416666679084301, -0.00138888880610466, 2.4800578103167936e-05, -2.729812820234656e-07]
 
 
 def reduce_pio2(b, x):
-    """(rh, rl, q): x = n*pi/2 + rh + rl, |rh + rl| <= ~pi/4, q = n mod 4 (i32)."""
+    """(rh, rl, q): x = n*pi/2 + rh + rl, |rh + rl| <= ~pi/4, q = n mod 4 (i32). Cody-Waite for
+    |x| <= CW_MAX; beyond (NaN and infinities included), Payne-Hanek, inside an IR `if`."""
+    ax = b.fabs(x)
+    nf = b.floor(b.add(b.mul(b.min(ax, CW_MAX), TWO_OVER_PI), 0.5))   # n <= 510 < 2^9
+    t1 = b.sub(ax, b.mul(nf, CW[0]))                    # exact (Sterbenz), n*CW[k] exact
+    s, e = b.two_sum(t1, b.neg(b.mul(nf, CW[1])))
+    s2, e2 = b.two_sum(s, b.neg(b.mul(nf, CW[2])))
+    rh, rl = b.fast_two_sum(s2, b.sub(b.add(e, e2), b.mul(nf, CW[3])))
+    q = b.band(b.to_i32(nf), 3)
+    neg = b.signbit(x)
+    cw = (b.select(neg, b.neg(rh), rh), b.select(neg, b.neg(rl), rl),
+          b.select(neg, b.band(b.sub(4, q), 3), q))
+    rh, rl, q = b.guarded(b.gt(b.abs_bits(x), CW_MAX_BITS), lambda: _payne_hanek(b, x), cw)
+    small = b.le(ax, PIO4)
+    return b.select(small, x, rh), b.select(small, 0.0, rl), b.select(small, 0, q)
+
+
+def _payne_hanek(b, x):
     h = b.abs_bits(x)
     m = b.bor(b.band(h, 0x007FFFFF), 0x00800000)
     e = b.sub(b.shr(h, 23), 150)                       # |x| = m * 2^e (normal x)
@@ -87,8 +113,7 @@ def reduce_pio2(b, x):
     rh, rl = b.select(neg, b.neg(rh), rh), b.select(neg, b.neg(rl), rl)
     q = b.band(n, 3)
     q = b.select(b.signbit(x), b.band(b.sub(4, q), 3), q)
-    small = b.le(b.abs(x), PIO4)
-    return b.select(small, x, rh), b.select(small, 0.0, rl), b.select(small, 0, q)
+    return rh, rl, q
 
 
 def _kernels(b, rh, rl):

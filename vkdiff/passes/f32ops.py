@@ -128,6 +128,26 @@ class F32Ops:
             acc = self.add(c, self.mul(x, acc))
         return acc
 
+    def guarded(self, cond, fn, fallback):
+        """The values fn() returns where `cond` holds, else `fallback` (a tuple of values of
+        the same types): fn's code runs inside an IR `if`, so an invocation (a SIMD row of
+        them, on CPU drivers) skips it when cond is false everywhere."""
+        fallback = [self.value(v) for v in fallback]
+        var = [self.emit('alloca', v.dtype) for v in fallback]
+        for p, v in zip(var, fallback):
+            self.emit('store', None, [p, v])
+        block = type(self.blocks[-1])           # ir.Block (not imported: ir -> optable -> here)
+        then = block()
+        consts, self._consts = self._consts, ({} if self._consts is not None else None)
+        try:                    # (constants made inside the `if` stay inside it)
+            with self.open(then):
+                for p, v, f in zip(var, fn(), fallback):
+                    self.emit('store', None, [p, self.value(v, f.dtype)])
+        finally:
+            self._consts = consts
+        self.emit('if', None, [cond], blocks=[then, block()])
+        return [self.V(self.emit('load', v.dtype, [p])) for p, v in zip(var, fallback)]
+
     def table(self, values, index):
         """values[index] for a table of i32 constants (a per-thread array, made once per
         lowered statement) and an i32 index."""
@@ -204,6 +224,12 @@ class HostF32(F32Ops):
         a, b = self._t(a), self._t(b)
         dt = a.dtype if hasattr(a, 'dtype') else b.dtype
         return self.np.where(c, a, b).astype(dt)
+
+    def guarded(self, cond, fn, fallback):
+        return [self.np.where(cond, v, f) for v, f in zip(fn(), fallback)]
+
+    def value(self, v, dtype=None):
+        return self._t(v)
 
     def table(self, values, index):
         """values[index] (a constant table, an i32 index array)."""
