@@ -251,3 +251,41 @@ def test_what_cannot_be_done_right_is_refused(case):
     ti.init(default_fp=ti.f32)
     with pytest.raises(ti.AutodiffError, match='atomic (max|min) into y.*cannot be differentiated'):
         case()
+
+
+def test_tape_refuses_a_later_accumulation_into_a_max_target():
+    """The adjoint of an atomic max reads the value it left: a later launch adding to it would
+    make the gradient silently wrong, so the Tape refuses it; a later max (diff_sph's one launch
+    per step) and a later plain store are fine."""
+    ti.init(default_fp=ti.f32)
+    x = ti.field(ti.f32, shape=4, needs_grad=True)
+    y = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def take_max():
+        for i in x:
+            ti.atomic_max(y[None], x[i])
+
+    @ti.kernel
+    def add_one():
+        y[None] += 1.0
+
+    @ti.kernel
+    def reset():
+        y[None] = 0.0
+
+    x.from_numpy(np.array([0.5, 2.0, 1.0, -1.0], np.float32))
+    y[None] = -10.0
+    with pytest.raises(ti.AutodiffError, match='changes y.*atomic max'):
+        with ti.ad.Tape(y):
+            take_max()
+            add_one()
+    y[None] = -10.0
+    with ti.ad.Tape(y):
+        take_max()
+        take_max()
+    np.testing.assert_array_equal(x.grad.to_numpy(), [0, 1, 0, 0])
+    with ti.ad.Tape(y):
+        take_max()
+        reset()
+    np.testing.assert_array_equal(x.grad.to_numpy(), [0, 0, 0, 0])
