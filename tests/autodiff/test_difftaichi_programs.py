@@ -563,13 +563,14 @@ def _err_non_atomic_contended():
         k()
 
 
-def _err_atomic_max():
+def _err_atomic_max():   # (atomic max itself differentiates: tests/autodiff/test_atomic_extremum.py)
     x, y, l = _fields()
 
     @ti.kernel
     def k():
         for i in x:
             ti.atomic_max(l[None], x[i])
+            y[i] = l[None]   # reads the max while it is being taken
     with ti.Tape(l):
         k()
 

@@ -216,9 +216,12 @@ def _plan(inst):
                 if key not in seen:
                     seen.add(key)
                     entries.append((s.buf, _kind(s), tuple(idx), s))
+                    if s.op == 'atomic' and s.attrs['fn'] in ('max', 'min'):
+                        # its adjoint reads the value it left: a later accumulation breaks it
+                        entries.append((s.buf, 'extremum', tuple(idx), s))
         # the writes and the reads, each marked when its index pattern holds run-time values
         split = tuple([e + (any(x.__class__ is ir.Stmt for x in e[2]),) for e in entries
-                       if e[1] == kind] for kind in ('write', 'read'))
+                       if e[1] in kinds] for kinds in (('write', 'accumulate'), ('read', 'extremum')))
         plan = inst._access_plan = _Plan(dynamic, list(exprs.values()), {},
                                          frozenset(e[0] for e in entries if e[1] == 'write'), split)
     return plan
@@ -247,6 +250,17 @@ def _overlap(p, q):
     return all(a is None or b is None or a == b for a, b in zip(p, q))
 
 
+def _breaks(read, kind, write):
+    """Whether a later write (`kind` 'write' or 'accumulate', statement `write`) changes what
+    the adjoint of an earlier `read` needs: for a read, any overwrite; for an atomic max/min
+    (whose adjoint reads the value it left) an accumulation or an atomic of another kind, not a
+    plain store (its adjoint clears the gradient) nor another atomic of the same kind (the
+    latest launch that reached the result wins, autodiff/extremum.py)."""
+    if read.op != 'atomic':
+        return kind == 'write'
+    return write.op == 'atomic' and write.attrs['fn'] != read.attrs['fn']
+
+
 def check_tape(launches, written=None):
     """`launches`: [(kernel name, (writes, reads))] in recording order. Earlier reads are indexed by field
     and by the first index (the time step, in a time-stepped simulation), so a long tape checks
@@ -263,14 +277,17 @@ def check_tape(launches, written=None):
             else:
                 buckets = list(by_first.values())
             for bucket in buckets:
-                for p2, (kprev, s2) in bucket.items():
-                    if _overlap(p2, pat):
+                for (p2, _), (kprev, s2) in bucket.items():
+                    if _overlap(p2, pat) and _breaks(s2, kind, stmt):
                         raise located(AccessRuleError,
-                                      f'inside this Tape, kernel {kname} overwrites {field.name}, '
-                                      f'which the earlier launch of {kprev} read ({_describe(s2)}); '
+                                      f'inside this Tape, kernel {kname} '
+                                      f'{"changes" if s2.op == "atomic" else "overwrites"} '
+                                      f'{field.name}, which the earlier launch of {kprev} '
+                                      f'{"took an atomic " + s2.attrs["fn"] + " into" if s2.op == "atomic" else "read"} '
+                                      f'({_describe(s2)}); '
                                       'its gradient would be wrong. Write to a new field (e.g. one '
                                       'per time step).', stmt.loc)
         for field, kind, pat, stmt in summ_reads:
             if written is None or field in written:
                 first = pat[0] if pat else None
-                reads.setdefault(field, {}).setdefault(first, {}).setdefault(pat, (kname, stmt))
+                reads.setdefault(field, {}).setdefault(first, {}).setdefault((pat, kind), (kname, stmt))

@@ -10,13 +10,18 @@ from ..errors import AutodiffError, located
 from .. import optable
 from ..irbuild import Builder, Value, building
 from .activity import analyse
+from . import extremum
+from .reverse import replay_task, _check_random
 from ..passes.simplify import simplify
 from ..passes.tasks import Task
 
 
 class Tangent:
-    def __init__(self, active, builder):
+    def __init__(self, active, builder, ties=None, on_extremum=None):
         self.b = builder     # emits the tangent task
+        self.ties = ties     # extremum.Ties: the atomic max/min contenders and their tie counts
+        # a replay-only pass (global writes dropped) if set: what an atomic max/min becomes
+        self.on_extremum = on_extremum
         self.active = active
         self.m = {}      # primal stmt -> its clone in the tangent task
         self.dot = {}    # primal value -> tangent Value (same block)
@@ -41,6 +46,10 @@ class Tangent:
                 with self.b.open(nb):
                     self.run(pb)
             return
+        if self.on_extremum is not None and op in ('gstore', 'atomic', 'print'):
+            if self.ties and s in self.ties.stmts:
+                self.on_extremum(self, s)
+            return
         c = self.b.emit(op, s.dtype, [self.m.get(a, a) for a in s.args], s.attrs, loc=s.loc)
         self.m[s] = c
         f = s.attrs.get('buf')
@@ -49,6 +58,8 @@ class Tangent:
                 self.dot[s] = Value(self.b.emit('gload', s.dtype, c.args, {**s.attrs, 'buf': f.dual}))
         elif op in ('gstore', 'atomic') and f.dual is not None:
             if op == 'atomic' and s.attrs['fn'] not in ('add', 'sub'):
+                if self.ties and s in self.ties.stmts:
+                    return  # the passes after the task give the target its tangent
                 if s.value_arg in self.active:
                     raise located(AutodiffError, f'atomic {s.attrs["fn"]} into {f.name}, which has '
                                   'a dual, cannot be differentiated', s.loc)
@@ -90,15 +101,34 @@ class Tangent:
             self.dot[s] = self.b.cast(d, s.dtype)
 
 
-def tangent_task(task):
-    """The tangent (JVP) version of a task: primal plus tangents; None if nothing is active."""
+def tangent_task(task, ties=None, on_extremum=None, suffix='_jvp'):
+    """The tangent (JVP) version of a task: primal plus tangents; None if nothing is active.
+    With `on_extremum`, a replay of it instead: values and tangents recomputed, global writes
+    dropped, each atomic max/min contender (of `ties`) turned into what on_extremum emits."""
     active = analyse(task.body, 'dual')
     body = ir.Block()
     b = Builder()
     with building(b), b.open(body):
-        Tangent(active, b).run(task.body)
+        Tangent(active, b, ties, on_extremum).run(task.body)
     simplify(body)
-    return Task(task.kind, body, task.name + '_jvp')
+    return Task(task.kind, body, task.name + suffix)
+
+
+def _add_winner_tangents(ties):
+    """The last pass of an atomic max/min's tangent: x.dual[I] += dv / k[I] where v won."""
+    def on(tg, s):
+        d = tg.tan(s.value_arg)
+        if d is None:
+            return
+        f = s.buf
+        b, m = tg.b, tg.m
+
+        def then():
+            share = b.binary('div', b.cast(d, f.dtype), ties.count(b, s, m))
+            b.emit('atomic', f.dual.dtype, [m.get(i, i) for i in s.indices] + [share.stmt],
+                   {'buf': f.dual, 'comp': s.attrs['comp'], 'fn': 'add'}, loc=s.loc)
+        ties.if_won(b, s, m, then)
+    return on
 
 
 def _temporaries_get_duals(tasks):
@@ -117,4 +147,15 @@ def _temporaries_get_duals(tasks):
 def tangent_tasks(tasks):
     """The JVP version of a kernel's tasks (or of its adjoint's: forward-over-reverse)."""
     _temporaries_get_duals(tasks)
-    return [tangent_task(t.clone()) for t in tasks]
+    tasks = [t.clone() for t in tasks]
+    ties = extremum.plan(tasks, 'dual', tasks[0].name if tasks else 'kernel')
+    if not ties:
+        return [tangent_task(t) for t in tasks]
+    out = [ties.zero_task()]
+    for i, t in enumerate(tasks):
+        out.append(tangent_task(t, ties))
+        if ties.in_task(i):  # atomic max/min: count the winners, clear, add their tangents
+            _check_random(t.body, analyse(t.body, 'dual'))
+            out.append(replay_task(t, ties, ties.count_and_clear('dual'), '_tie_count'))
+            out.append(tangent_task(t, ties, _add_winner_tangents(ties), '_tie_tangent'))
+    return out

@@ -29,6 +29,7 @@ from .activity import analyse
 from ..passes.simplify import simplify
 from ..passes.tasks import Task
 from .access_rules import check_rules
+from . import extremum
 
 
 # Accumulators (`s += f(...)`) need no per-iteration storage; VKDIFF_AD_ACCUMULATORS=0 turns the
@@ -42,7 +43,10 @@ def _err(s, msg):
 
 
 class Reverser:
-    def __init__(self, body, active, builder, ad_stack_size=0, same=None):
+    def __init__(self, body, active, builder, ad_stack_size=0, same=None, ties=None,
+                 on_extremum=None):
+        self.ties = ties     # extremum.Ties: the atomic max/min contenders and their tie counts
+        self.on_extremum = on_extremum  # replay-only passes: what an atomic max/min becomes
         self.b = builder     # emits the adjoint (its insertion point moves through the blocks)
         self.active = active
         self.ad_stack_size = ad_stack_size
@@ -166,6 +170,8 @@ class Reverser:
             if self.users.get(s):
                 raise _err(s, 'the value an atomic operation returns cannot be used in a kernel '
                            'that is differentiated (the adjoint cannot replay it); split the kernel')
+            if self.on_extremum is not None and self.ties and s in self.ties.stmts:
+                self.on_extremum(self, s)
             return
         if op in ('if', 'for', 'while'):
             return getattr(self, 'replay_' + op)(s)
@@ -350,6 +356,9 @@ class Reverser:
             f, fn = s.buf, s.attrs['fn']
             if f.grad is None or s.value_arg not in self.active:
                 return
+            if self.ties and s in self.ties.stmts:
+                self.acc(s.value_arg, self.ties.share(self.b, s, self.m, self.grad_of_field(s)))
+                return
             if fn not in ('add', 'sub'):
                 raise _err(s, f'atomic {fn} into {f.name}, which needs a gradient, cannot be '
                            'differentiated')
@@ -401,10 +410,11 @@ class Reverser:
                                {'buf': gf, 'comp': s.attrs['comp']}, loc=s.loc))
 
 
-def adjoint_task(task, flags=None, ad_stack_size=0):
+def adjoint_task(task, flags=None, ad_stack_size=0, ties=None):
     """The adjoint of one task, as a new Task, or None if nothing flows back through it.
     Overflow flags of run-time sized per-iteration storage are appended to `flags`;
-    `ad_stack_size` sizes that storage (0: loops need compile-time trip counts)."""
+    `ad_stack_size` sizes that storage (0: loops need compile-time trip counts); `ties` are the
+    kernel's atomic max/min contenders (extremum.plan)."""
     active = analyse(task.body, 'grad')
     if not active and not any(clears_grad(s) for s in ir.walk(task.body)):
         return None
@@ -413,7 +423,7 @@ def adjoint_task(task, flags=None, ad_stack_size=0):
     b = Builder()
     with building(b), b.open(body):
         same = {task.body: task.loop.blocks[0]} if task.kind == 'parallel' else {}
-        rv = Reverser(task.body, active, b, ad_stack_size, same)
+        rv = Reverser(task.body, active, b, ad_stack_size, same, ties)
         if task.kind == 'parallel':
             loop = task.loop
             prologue = task.body.stmts[:task.body.stmts.index(loop)]
@@ -439,6 +449,27 @@ def adjoint_task(task, flags=None, ad_stack_size=0):
         flags.append(rv.flag)
     simplify(body)
     return Task(task.kind, body, task.name + '_adj')
+
+
+def replay_task(task, ties, on_extremum, suffix):
+    """A task that replays `task` (its values recomputed, its global writes dropped) with each
+    atomic max/min contender turned into what `on_extremum(reverser, stmt)` emits."""
+    body = ir.Block()
+    b = Builder()
+    with building(b), b.open(body):
+        rv = Reverser(task.body, set(), b, ties=ties, on_extremum=on_extremum)
+        if task.kind == 'parallel':
+            loop = task.loop
+            for s in task.body.stmts[:task.body.stmts.index(loop)]:
+                rv.replay(s)
+            inner = ir.Block()
+            rv.m[loop] = b.emit('parfor', T.i32, [rv.m[loop.args[0]]], blocks=[inner], loc=loop.loc)
+            with b.open(inner):
+                rv.replay_block(loop.blocks[0])
+        else:
+            rv.replay_block(task.body)
+    simplify(body)
+    return Task(task.kind, body, task.name + suffix)
 
 
 def clears_grad(s):
@@ -499,12 +530,22 @@ def adjoint_tasks(tasks, name, ad_stack_size=0):
     tasks = [t.clone() for t in tasks]
     check_rules(tasks, name)
     temps = prepare_temporaries(tasks)
+    ties = extremum.plan(tasks, 'grad', name)
     flags = []
-    adj = [a for a in (adjoint_task(t, flags, ad_stack_size) for t in reversed(tasks))
-           if a is not None]
+    adj = []
+    for i in reversed(range(len(tasks))):
+        a = adjoint_task(tasks[i], flags, ad_stack_size, ties)
+        if ties.in_task(i):  # atomic max/min: count the tied winners first, clear after
+            adj.append(replay_task(tasks[i], ties, ties.count_and_clear(None), '_tie_count'))
+            adj += [a] if a is not None else []
+            adj.append(replay_task(tasks[i], ties, ties.clear('grad'), '_tie_clear'))
+        elif a is not None:
+            adj.append(a)
     zero = [f.grad for f in temps] + flags
     if zero:
         adj.insert(0, _zero_task(zero, name))
+    if ties:
+        adj.insert(0, ties.zero_task())
     return adj, flags
 
 

@@ -11,6 +11,8 @@ treats an element whose finite differences depend on the step size as non-smooth
 
 Taichi's global data access rules are obeyed: a temporary, once read, is never written again;
 a second write to it is an atomic add, or a whole overwrite by a later kernel ('overwrite').
+A 0-D temporary may instead be the target of one loop's ti.atomic_max / ti.atomic_min ('max'),
+which nothing writes again.
 
 Features that exercise known defects can be left out (`features`): KNOWN_BUGS says which."""
 import math
@@ -80,6 +82,7 @@ class Temp:
         self.name, self.kind, self.iv = name, kind, iv   # kind: 1d 2d 0d vec mat
         self.task, self.kernel, self.read = task, kernel, False
         self.store_task = -1   # the task of its last plain store (no accumulation there)
+        self.extremum = False  # written by ti.atomic_max/min: nothing accumulates into it later
 
 
 class Scope:

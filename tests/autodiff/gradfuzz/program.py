@@ -1,6 +1,7 @@
 """Gradient fuzzer, programs: kernels (top-level code and parallel loops over 1-D and 2-D
 domains), temporaries passed from kernel to kernel, the writes that end a loop body, the sinks
-that make every temporary reach the loss, and the module source text (`Program.source`)."""
+that make every temporary reach the loss, and the module source text (`Program.source`).
+Loop bodies may end with an atomic max/min into a new 0-D temporary (a max/min reduction)."""
 from hypothesis import strategies as st
 
 from .gen import ALL, CONSTS, INPUTS, M, N, Gen, Scope, Temp, hull, i_add, i_mul, i_scale
@@ -126,7 +127,7 @@ class ProgramGen(Gen):
                         self.temp_write(sc, w)
                 self.stmts(sc, self.n(1, self.max_stmts), depth=self.max_depth, writes=True)
                 for _ in range(self.n(1, 2)):
-                    self.temp_write(sc, self.pick(('loss', 'new', 'accum', 'vec', 'mat', 'overwrite', 'accum0d')))
+                    self.temp_write(sc, self.pick(('loss', 'new', 'accum', 'vec', 'mat', 'overwrite', 'accum0d', 'max')))
                 self.ind -= 1
         if last:
             self.task += 1
@@ -205,8 +206,13 @@ class ProgramGen(Gen):
                 self.emit(f'{t.name}[i] = {w} * {e}')
         elif what == 'mat':
             self.mat_temp(sc, e, ie)
+        elif what == 'max':        # a reduction: the old value (0) contends too
+            t = self.new_temp('0d', hull(ie, (0.0, 0.0)))
+            t.extremum, t.store_task = True, self.task
+            self.emit(f'ti.atomic_{self.pick(("max", "min"))}({t.name}[None], {e})')
         elif what == 'overwrite' and 'overwrite' in self.features:
-            old = [t for t in self.temps if not t.read and t.kernel < self.kernel and t.kind == dom]
+            old = [t for t in self.temps if not t.read and t.kernel < self.kernel and t.kind == dom
+                   and not t.extremum]
             if not old:
                 return self.write_loss(sc)
             t = self.pick(old)
@@ -214,7 +220,8 @@ class ProgramGen(Gen):
             t.iv, t.task, t.kernel, t.store_task = ie, self.task, self.kernel, self.task
         else:
             kinds = ('0d',) if what == 'accum0d' or dom == '0d' else ('1d', '2d', '0d')
-            old = [t for t in self.temps if not t.read and t.kind in kinds and t.store_task != self.task]
+            old = [t for t in self.temps if not t.read and t.kind in kinds and t.store_task != self.task
+                   and not t.extremum]
             t = self.pick(old) if old else self.new_temp(kinds[0] if dom != '2d' or what == 'accum0d'
                                                           else '2d', (0.0, 0.0))
             if t.kind == '0d':
