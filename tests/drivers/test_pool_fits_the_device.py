@@ -16,14 +16,14 @@ def small_device(monkeypatch):
     real = field_module.rt_storage
     refused = []
 
-    def rt_storage(rt, shape, dtype, name):
+    def rt_storage(rt, shape, dtype, name=None, strides=None):
         nbytes = dtype.nbytes
         for n in shape:
             nbytes *= n
         if nbytes > LIMIT:
             refused.append(nbytes)
             raise ti.OutOfMemoryError(f'simulated: {nbytes} bytes for {name}')
-        return real(rt, shape, dtype, name)
+        return real(rt, shape, dtype, name, strides)
     monkeypatch.setattr(field_module, 'rt_storage', rt_storage)
     return refused
 
