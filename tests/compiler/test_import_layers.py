@@ -130,33 +130,7 @@ def bad_edges():
 def core_cycles():
     """The strongly connected components (of more than one module) of the CORE import graph."""
     g, _ = graph()
-    core = {a: [b for b in g[a] if is_core(b)] for a in g if is_core(a)}
-    index, low, stack, on, comps = {}, {}, [], set(), []
-
-    def visit(v):  # Tarjan's algorithm
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in core[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                comps.append(sorted(comp))
-    for v in sorted(core):
-        if v not in index:
-            visit(v)
-    return comps
+    return components({a: [b for b in g[a] if is_core(b)] for a in g if is_core(a)})
 
 
 def floor_of(path):
