@@ -21,7 +21,7 @@ import math
 
 from .f32ops import NAN, f32
 from .f32_divsqrt import ratio_dd
-from .f64_trig import _pi_fixed
+from .f64_trig import _pi_fixed, limb_product
 
 LIMB = 12
 M12 = (1 << LIMB) - 1
@@ -77,17 +77,7 @@ def _payne_hanek(b, x):
     words = [b.table(TABLE, b.add(j, k)) for k in range(WINDOW + 1)]
     rt = b.sub(LIMB, t)
     w = [b.band(b.bor(b.shl(words[k], t), b.shr(words[k + 1], rt)), M12) for k in range(WINDOW)]
-    m0, m1 = b.band(m, M12), b.shr(m, LIMB)
-    wl = w[::-1]                                        # least significant first
-    res, carry = [], None
-    for c in range(WINDOW):
-        col = b.mul(m0, wl[c])
-        if c:
-            col = b.add(col, b.mul(m1, wl[c - 1]))
-        if carry is not None:
-            col = b.add(col, carry)
-        res.append(b.band(col, M12))
-        carry = b.shr(col, LIMB)
+    res = limb_product(b, m, w, LIMB)                   # limbs, least significant first
     top = res[-1]                                       # 2 integer bits + 10 fraction bits
     n = b.shr(top, LIMB - 2)
     g = [b.band(top, (1 << (LIMB - 2)) - 1)] + res[-2::-1]   # fraction limbs, high first

@@ -100,17 +100,7 @@ def reduce_pio2(b, x):
     w = [b.band(b.bor(b.shl(words[k], t), b.shr(words[k + 1], rt)), M26)
          for k in range(WINDOW_LIMBS)]                     # w[0] most significant
     # m * W mod 2^182, 26-bit limbs from the least significant
-    m0, m1 = b.band(m, M26), b.shr(m, LIMB)
-    wl = w[::-1]
-    res, carry = [], None
-    for c in range(WINDOW_LIMBS):
-        col = b.mul(m0, wl[c])
-        if c:
-            col = b.add(col, b.mul(m1, wl[c - 1]))
-        if carry is not None:
-            col = b.add(col, carry)
-        res.append(b.band(col, M26))
-        carry = b.shr(col, LIMB)
+    res = limb_product(b, m, w, LIMB)
     top = res[-1]                                          # 2 integer bits + 24 fraction bits
     n = b.shr(top, LIMB - 2)
     g = [b.band(top, (1 << (LIMB - 2)) - 1)] + res[-2::-1]  # fraction limbs, most significant first
@@ -172,3 +162,22 @@ def ktan(b, x, odd):
     a0 = b.hi_part(a)
     vo = b.add(a0, b.mul(a, b.add(b.add(1.0, b.mul(a0, w0)), b.mul(b.opaque(a0), v))))
     return b.select(big, vb, b.select(odd, vo, w))
+
+
+def limb_product(b, m, w, limb):
+    """m (two `limb`-bit limbs) times the window w (limbs, most significant first), truncated to
+    len(w) limbs: the limbs of the product from the least significant (schoolbook, one carry).
+    f32_trig uses it with 12-bit limbs in 32-bit integers, this module with 26-bit limbs in i64."""
+    mask = (1 << limb) - 1
+    m0, m1 = b.band(m, mask), b.shr(m, limb)
+    wl = w[::-1]
+    res, carry = [], None
+    for c in range(len(w)):
+        col = b.mul(m0, wl[c])
+        if c:
+            col = b.add(col, b.mul(m1, wl[c - 1]))
+        if carry is not None:
+            col = b.add(col, carry)
+        res.append(b.band(col, mask))
+        carry = b.shr(col, limb)
+    return res
