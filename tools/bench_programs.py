@@ -9,9 +9,11 @@ Each program runs in a fresh subprocess per backend, from the same source file: 
 with `taichi` (and `taichi.math`) aliased to vkdiff; Taichi runs it with `ti.init` forced to
 arch=ti.vulkan. Programs:
 
-- our own DiffTaichi-style optimisation loops (tools/programs/): a mass-spring robot with a
-  neural controller, billiards, differentiable MPM: they define `iteration()`, one optimisation
-  step (a Tape over many small kernels + a parameter update), timed per iteration;
+- our own programs (tools/programs/), which define `iteration()`, timed per iteration:
+  DiffTaichi-style optimisation loops (a mass-spring robot with a neural controller, billiards,
+  differentiable MPM: one optimisation step is a Tape over many small kernels + a parameter
+  update), and a 2-D DEM of 16,384 grains in a struct field (dem: 20 launches of one
+  eight-loop kernel per iteration; its 'loss' is the kinetic energy);
 - Taichi's shipped examples (taichi/examples/ in its wheel, found through --taichi-python),
   timed per GUI frame: `ti.GUI` is replaced by a stand-in whose show() ends a frame, so each
   frame includes the example's own host work (to_numpy for drawing) but no drawing.
@@ -56,7 +58,8 @@ PROGRAMS = os.path.join(ROOT, 'tools', 'programs')
 # (name, kind, path relative to the program root, frames to skip, argv)
 OWN = [('mass_spring_robot', 'own', 'mass_spring_robot.py'),
        ('billiards', 'own', 'billiards.py'),
-       ('diffmpm', 'own', 'diffmpm.py')]
+       ('diffmpm', 'own', 'diffmpm.py'),
+       ('dem', 'own', 'dem.py')]
 EXAMPLES = [('ad_gravity', 'example', 'simulation/ad_gravity.py'),
             ('mpm88', 'example', 'simulation/mpm88.py'),
             ('mpm99', 'example', 'simulation/mpm99.py'),
