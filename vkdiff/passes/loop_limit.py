@@ -51,6 +51,26 @@ def _trips(s, per_parfor):
     return None
 
 
+def _per_element_bound(s):
+    """Whether the loop's trip count comes from a field read at a non-constant index (data that
+    differs between invocations: a neighbour list's count), not from arguments or a scalar
+    field (`range(n)`, `range(num[None])`), through value operations only."""
+    if s.op != 'for':
+        return False
+    todo, seen = list(s.args), set()
+    while todo:
+        x = todo.pop()
+        if x.id in seen:
+            continue
+        seen.add(x.id)
+        if x.op == 'gload':
+            if any(a.op != 'const' for a in x.args):
+                return True
+        elif x.op not in ('load', 'alloca') and not x.blocks:
+            todo.extend(a for a in x.args if isinstance(a, ir.Stmt))
+    return False
+
+
 def all_trips_known(task):
     return all(_trips(s, 1) is not None for s in inner_loops(task))
 
@@ -65,7 +85,7 @@ def plan_unroll(task, per_parfor):
     loops = [s for s in ir.walk(task.body) if s.op in ('for', 'while', 'parfor')]
     if not any(s.op != 'parfor' for s in loops):
         return 0
-    info = {}
+    info, cap = {}, {}
     for s in loops:
         t = _trips(s, per_parfor)
         outer, p = 1, s.parent.owner if s.parent is not None else None
@@ -75,6 +95,8 @@ def plan_unroll(task, per_parfor):
                 outer *= UNKNOWN_TRIPS if pt is None else max(pt, 1)
             p = p.parent.owner if p.parent is not None else None
         info[s] = (UNKNOWN_TRIPS if t is None else t, outer, t is None)
+        cap[s] = (1 if _per_element_bound(s) else MAX_UNROLL_UNKNOWN) if t is None else \
+            MAX_UNROLL
         s.attrs['unroll'] = 1
 
     def backedges(s):
@@ -94,7 +116,7 @@ def plan_unroll(task, per_parfor):
         if sum(backedges(s) for s in every) <= TARGET:
             break
         cands = [s for s in loops if s.op != 'parfor' and info[s][0] > s.attrs['unroll'] and
-                 s.attrs['unroll'] < (MAX_UNROLL_UNKNOWN if info[s][2] else MAX_UNROLL)]
+                 s.attrs['unroll'] < cap[s]]
         if not cands:
             break
         best = max(cands, key=backedges)
