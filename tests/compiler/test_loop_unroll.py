@@ -52,3 +52,28 @@ def test_argument_and_scalar_field_bounds_are_unrolled():
 
     assert _unrolls(by_arg, 3) == [8]
     assert _unrolls(by_scalar_field) == [8]
+
+
+def test_short_constant_loop_around_a_run_time_loop_is_unrolled_in_full():
+    """The DEM's 3 x 3 neighbouring cells around a neighbour-list loop: the planner unrolls the
+    constant loops to their trip count (not the next power of two), and codegen emits them as
+    straight code: no loop, so llvmpipe runs no last copy masked to find its lanes done."""
+    start = ti.field(ti.i32, shape=64)
+    count = ti.field(ti.i32, shape=64)
+    out = ti.field(ti.i32, shape=64)
+
+    @ti.kernel
+    def cells():
+        for i in range(64):
+            acc = 0
+            for dy in range(-1, 2):
+                for dx in range(-1, 2):
+                    c = (i + dy * 8 + dx) % 64
+                    for j in range(start[c], start[c] + count[c]):
+                        acc += j * (dx + 2) - dy
+            out[i] = acc
+
+    assert _unrolls(cells) == [3, 3, 1]
+    asm = cells.ir(after='codegen')
+    # the grid-stride loop and the 9 copies of the neighbour-list loop, nothing else
+    assert asm.count('OpLoopMerge') == 1 + 9

@@ -293,6 +293,15 @@ class TaskCodegen(GlobalMemory):
         m = self.m
         i32 = self.t(T.i32)
         step = s.attrs['step']
+        trips = _known_trips(s)
+        if trips is not None and trips <= s.attrs.get('unroll', 1) and not _jumps(s.blocks[0]):
+            # unrolled in full: `trips` copies with constant counters, no loop (llvmpipe would
+            # run a last copy masked to find every lane done, and count its back-edges)
+            for k in range(trips):
+                self.vec_loads = {}  # keyed by IR block: a copy must not reuse the last one's
+                self.values[s] = m.i32(s.args[0].attrs['value'] + k * step)
+                self.gen_block(s.blocks[0])
+            return
         ivar = self.local_var(T.i32, 'k')
         self.emit(f'OpStore {ivar} {self.values[s.args[0]]}')
         end = self.values[s.args[1]]
@@ -457,3 +466,17 @@ _DISPATCH.update({name: TaskCodegen.gen_table_op for name in optable.OPS})
 
 def _safe(name):
     return ''.join(c if c.isalnum() or c in '_.' else '_' for c in name)
+
+
+def _known_trips(s):
+    """A `for` loop's trip count where its bounds are constants, else None."""
+    lo, hi = s.args
+    if lo.op != 'const' or hi.op != 'const':
+        return None
+    step = s.attrs['step']
+    return max(0, -(-(hi.attrs['value'] - lo.attrs['value']) // step))
+
+
+def _jumps(block):
+    """Whether a break or continue lies anywhere in `block` (inner loops included: cautious)."""
+    return any(x.op in ('break', 'continue') for x in ir.walk(block))

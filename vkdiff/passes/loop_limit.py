@@ -120,9 +120,10 @@ def plan_unroll(task, per_parfor):
         if not cands:
             break
         best = max(cands, key=backedges)
-        best.attrs['unroll'] *= 2
+        prev = best.attrs['unroll']
+        best.attrs['unroll'] = min(prev * 2, info[best][0])  # at most t: unrolled in full
         if code() > CODE_BUDGET:
-            best.attrs['unroll'] //= 2
+            best.attrs['unroll'] = prev
             loops.remove(best)  # no further unrolling of this one
     return sum(backedges(s) for s in every)
 
