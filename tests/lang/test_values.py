@@ -154,6 +154,37 @@ def test_while_loop_past_the_limit_is_an_error_not_a_truncated_result():
     assert s[None] == 7
 
 
+def test_long_neighbour_list_loop_is_an_error_not_a_truncated_result():
+    # a trip count read from a field at a per-invocation index is not unrolled on lavapipe
+    # (passes/loop_limit.py): past 65,535 iterations its guard reports it
+    count = ti.field(ti.i32, shape=2)
+    s = ti.field(ti.i32, shape=2)
+
+    @ti.kernel
+    def run():
+        for i in range(2):
+            acc = 0
+            for j in range(i, i + count[i]):
+                acc += 1
+            s[i] = acc
+
+    count.from_numpy(np.array([3, 1000], np.int32))
+    run()
+    assert s.to_numpy().tolist() == [3, 1000]
+    count.from_numpy(np.array([5, 100000], np.int32))
+    try:
+        run()
+        got = s.to_numpy().tolist()
+    except ti.LoopLimitError as e:
+        assert _lavapipe()
+        assert 'for j in range(i, i + count[i])' in str(e)
+    else:
+        assert got == [5, 100000]
+    count.from_numpy(np.array([2, 7], np.int32))  # the status is cleared: the next launch works
+    run()
+    assert s.to_numpy().tolist() == [2, 7]
+
+
 # ---------------------------------------------------------------- item 8: driver inaccuracy
 def _unary_f32(fn, xs):
     n = len(xs)
