@@ -7,8 +7,8 @@ step) is where numpy puts it, and the contact count and energies agree.
 
 The numpy model finds contacts by brute force over all pairs, which is what the cell list must
 find: a cell is one grain diameter wide, so any overlapping pair lies in neighbouring cells.
-Taichi 1.7.4 Vulkan on the same program at 16,384 grains: the same kinetic energy to 6 digits
-over 5 iterations of 20 steps (tools/bench_programs.py --check 5 --only dem)."""
+At 16,384 grains, `tools/bench_programs.py --check 5 --only dem` compares with Taichi 1.7.4: the
+kinetic energy after 5 iterations of 20 steps in f64 equals Taichi CPU's to 3.3e-15 relative."""
 import json
 import os
 import subprocess
