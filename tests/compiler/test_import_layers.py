@@ -46,7 +46,7 @@ FLOORS = {
                'launch/ndarray_args.py', 'launch/status.py', 'launch/timing.py'],
     'face': ['__init__.py', '__main__.py', '_lib.py', 'doctor.py', 'graph.py', 'math.py',
              'mathext.py', 'profiler.py', 'lang/api.py', 'lang/compat.py', 'lang/impl.py',
-             'lang/linalg.py', 'lang/ops.py', 'lang/simt.py', 'lang/types_api.py', 'ad/',
+             'lang/linalg.py', 'lang/ops.py', 'lang/simt/', 'lang/types_api.py', 'ad/',
              'gui/', 'linalg/', 'tools/', 'ui/', 'distributed/', 'drivers.py', 'precision.py'],
 }
 FLOOR_ORDER = ['core'] + list(FLOORS)
