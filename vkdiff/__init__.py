@@ -45,6 +45,9 @@ from .lang.snode import root
 from . import ad
 from .lang import simt  # ti.simt: subgroup, warp, block, grid (vkdiff/lang/simt/)
 from . import _lib  # ti._lib.core.get_max_num_indices()
+from . import examples  # ti.examples.patterns.taichi_logo
+from .lang import util as _lang_util  # noqa: F401  taichi.lang.util.to_numpy_type
+from . import _logging  # ti._logging: Taichi's logger module (set_logging_level, info, warn, ...)
 from .lang import ops as _lang_ops  # noqa: F401  ti.lang.ops
 from .lang import impl as _lang_impl  # noqa: F401  ti.lang.impl.get_runtime().default_fp
 from . import math

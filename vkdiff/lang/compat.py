@@ -11,6 +11,7 @@ from .fields_builder import FieldsBuilder, SNodeTree
 from ..frontend.func import Func, func
 from .matrix import Matrix, Vector
 from .enums import Layout
+from . import init_config as _init_config
 from .field import Field
 
 atomic_mul = _api.atomic_mul
@@ -200,25 +201,26 @@ def hex_to_rgb(color):
     return r / 255, g / 255, b / 255
 
 
-# log levels (`ti.init(log_level=ti.WARN)`, `ti.set_logging_level(ti.INFO)`)
+def assume_in_range(val, base, low, high):
+    """`val`, unchanged: Taichi's hint that base + low <= val < base + high (its CPU/CUDA
+    backends use it to size block-local scratchpads; vkdiff has none, and checks nothing)."""
+    return val
+
+
+# log levels (`ti.init(log_level=ti.WARN)`, `ti.set_logging_level(ti.INFO)`; lang/init_config.py)
 TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = 'trace', 'debug', 'info', 'warn', 'error', 'critical'
-_LEVELS = [TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL]
-_log_level = INFO
 
 
 def set_logging_level(level):
     """Sets the level of vkdiff's log messages (one of ti.TRACE ... ti.CRITICAL)."""
-    global _log_level
-    if level not in _LEVELS:
-        raise ValueError(f'unknown log level {level!r}; use one of {", ".join(_LEVELS)}')
-    _log_level = level
+    _init_config.set_log_level(level)
 
 
 def is_logging_effective(level):
     """Whether messages of `level` are shown at the current logging level."""
-    return _LEVELS.index(level) >= _LEVELS.index(_log_level)
+    return _init_config.log_effective(level)
 
 
-__all__ = ['block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
+__all__ = ['assume_in_range', 'block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
            'ERROR', 'CRITICAL', 'set_logging_level', 'is_logging_effective',
            'atomic_mul', 'bit_shr', 'frexp', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']
