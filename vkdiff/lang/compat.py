@@ -4,6 +4,7 @@ star-imports `__all__` from here, so each name is listed once. Definitions follo
 (python/taichi/_funcs.py, lang/impl.py), written branch-free with select so they work in both
 scopes."""
 from .. import types as T
+from ..errors import CompileError, TaichiSyntaxError
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import api as _api
@@ -182,8 +183,41 @@ def pyfunc(fn):
 
 def real_func(fn):
     """`@ti.real_func`: in Taichi a function compiled once and called (not inlined); vkdiff
-    inlines it like ti.func, with the same results (recursion must stop on compile-time values)."""
+    inlines it like ti.func, with the same results (recursion must stop on compile-time values).
+    As Taichi, every parameter needs a type annotation (TaichiSyntaxError) and a function that
+    returns a value a return annotation (TaichiCompilationError)."""
+    import inspect
+    parts = fn.__qualname__.split('.')
+    method = len(parts) > 1 and parts[-2] != '<locals>'  # (self is not annotated)
+    for k, p in enumerate(inspect.signature(fn).parameters.values()):
+        if p.annotation is inspect.Parameter.empty and not (method and k == 0):
+            raise TaichiSyntaxError(f'Taichi function `{fn.__name__}` parameter `{p.name}` must '
+                                    f'be type annotated')
+    if inspect.signature(fn).return_annotation is inspect.Signature.empty and _returns_value(fn):
+        raise CompileError(f'Taichi function `{fn.__name__}`: its return value must be '
+                           f'annotated (-> type)')
     return func(fn)
+
+
+def _returns_value(fn):
+    """Does `fn`'s source hold a `return <value>` of its own (not of a nested function)?"""
+    import ast
+    import inspect
+    import textwrap
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    body = tree.body[0]
+    stack = list(getattr(body, 'body', []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def rgb_to_hex(c):
