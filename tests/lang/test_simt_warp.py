@@ -273,3 +273,17 @@ def test_narrow_subgroups_warn_once(S):
     assert len(hits) == (1 if S < 32 else 0)
     if hits:
         assert f'{S} lanes' in str(hits[0].message)
+
+
+def test_global_thread_idx_is_one_invocation_per_iteration():
+    n = 300
+    x = ti.field(ti.i32, n)
+
+    @ti.kernel
+    def k():
+        for i in range(n):
+            tid = ti.global_thread_idx()
+            x[tid] = tid * 2 + (i - tid)  # i == tid: one iteration per invocation
+
+    k()
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(n) * 2)

@@ -13,6 +13,7 @@ from ..frontend.func import Func, func
 from .matrix import Matrix, Vector
 from .enums import Layout
 from . import init_config as _init_config
+from .simt import block as _simt_block
 from .field import Field
 
 atomic_mul = _api.atomic_mul
@@ -235,6 +236,12 @@ def hex_to_rgb(color):
     return r / 255, g / 255, b / 255
 
 
+def global_thread_idx():
+    """The invocation's global index in a parallel loop (Taichi's CUDA-only
+    ti.global_thread_idx(); the loop runs one iteration per invocation, lang/simt/block.py)."""
+    return _simt_block.global_thread_idx()
+
+
 def assume_in_range(val, base, low, high):
     """`val`, unchanged: Taichi's hint that base + low <= val < base + high (its CPU/CUDA
     backends use it to size block-local scratchpads; vkdiff has none, and checks nothing)."""
@@ -255,6 +262,6 @@ def is_logging_effective(level):
     return _init_config.log_effective(level)
 
 
-__all__ = ['assume_in_range', 'block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
+__all__ = ['assume_in_range', 'global_thread_idx', 'block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
            'ERROR', 'CRITICAL', 'set_logging_level', 'is_logging_effective',
            'atomic_mul', 'bit_shr', 'frexp', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']
