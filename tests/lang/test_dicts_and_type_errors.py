@@ -101,3 +101,25 @@ def test_real_func_annotations_are_required_as_in_taichi():
         return Counter().twice(4)
 
     assert k() == 8 and out[None] == 1
+
+
+def test_unpacking_a_matrix_of_several_columns_is_an_error():
+    a = ti.field(ti.f32, 4)
+
+    @ti.kernel
+    def bad():
+        m = ti.Matrix([[2, 3], [4, 5]])
+        a[0], a[1], a[2], a[3] = m
+
+    with pytest.raises(ti.TaichiCompilationError, match='more than one columns'):
+        bad()
+
+    @ti.kernel
+    def good():
+        v = ti.Vector([2, 3])
+        c = ti.Matrix([[4], [5]])  # one column: its entries
+        a[0], a[1] = v
+        a[2], a[3] = c
+
+    good()
+    assert list(a.to_numpy()) == [2, 3, 4, 5]
