@@ -9,7 +9,7 @@ from .types import (f32, f64, i32, u32, i64, u64, float32, float64, int32, uint3
                     u1, uint1, i8, u8, i16, u16, f16, int8, uint8, int16, uint16, float16,
                     half)
 from .errors import (VkdiffError, CompileError, AutodiffError, OutOfMemoryError, LoopLimitError,
-                     DynamicPoolError, FieldAliasWarning, WatchdogTimeout,
+                     DynamicPoolError, FieldAliasWarning, WarpWidthWarning, WatchdogTimeout,
                      FieldIndexError, KernelIndexError, KernelZeroDivisionError,
                      KernelValueError)
 from .errors import (TaichiCompilationError, TaichiSyntaxError, TaichiNameError, TaichiIndexError,
@@ -43,8 +43,11 @@ from .lang.snode import root
 
 
 from . import ad
-from .lang import simt  # ti.simt: subgroup operations (vkdiff/lang/simt.py)
+from .lang import simt  # ti.simt: subgroup, warp, block, grid (vkdiff/lang/simt/)
 from . import _lib  # ti._lib.core.get_max_num_indices()
+from . import examples  # ti.examples.patterns.taichi_logo
+from .lang import util as _lang_util  # noqa: F401  taichi.lang.util.to_numpy_type
+from . import _logging  # ti._logging: Taichi's logger module (set_logging_level, info, warn, ...)
 from .lang import ops as _lang_ops  # noqa: F401  ti.lang.ops
 from .lang import impl as _lang_impl  # noqa: F401  ti.lang.impl.get_runtime().default_fp
 from . import math

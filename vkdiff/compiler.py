@@ -145,11 +145,19 @@ def split_tasks(body, name, options):
     return tasks
 
 
+_LANE_OPS = frozenset(('sg_shuffle', 'sg_ballot', 'sg_vote', 'sg_all_equal',
+                       'sg_broadcast_first'))
+
+
 def _refuse_block_memory(tasks):
     """Autodiff of ti.simt.block shared arrays / sync, and of float local vectors held in arrays
     (more than frontend.lvalues.ARRAY_MIN_ENTRIES entries), is not supported: a clear error."""
     for t in tasks:
         for s in ir.walk(t.body):
+            if s.op in _LANE_OPS:
+                raise located(AutodiffError, 'ti.simt.warp / ti.simt.subgroup operations cannot '
+                              'be differentiated (no derivative rule exchanges values between '
+                              'lanes)', s.loc)
             if s.op == 'barrier' or (s.buf is not None and s.buf.role == 'shared'):
                 raise located(AutodiffError, 'ti.simt.block.SharedArray / sync() cannot be '
                               'differentiated (no gradient of workgroup memory)', s.loc)

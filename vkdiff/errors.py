@@ -107,6 +107,11 @@ class FieldIndexError(VkdiffIndexError, AssertionError):
     raises one for it)."""
 
 
+class WarpWidthWarning(UserWarning):
+    """ti.simt.warp on a device whose subgroups are narrower than CUDA's 32-lane warps: a warp
+    is the subgroup there (lang/simt/warp.py)."""
+
+
 class FieldAliasWarning(UserWarning):
     """A Python-scope field index out of range on an axis whose address in Taichi's layout is
     another element of the same field: it reads and writes that element, as Taichi does

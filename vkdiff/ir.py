@@ -17,7 +17,8 @@ Ops (args in brackets; attrs after the bar):
   while blocks=[body] (exits by `break`)     break    continue
   parfor [total] blocks=[body]; value = the linear iteration index (top level only)
   local_index, group_index, group_count: the invocation's index in its workgroup, the
-  workgroup's index, the number of workgroups launched (reductions; lowered tasks only)
+  workgroup's index, the number of workgroups launched (reductions, ti.simt.block)
+  sg_* (subgroup operations), device_fence, global_index: codegen/subgroup.py lists them
   ret [value]
   print [*values] | text, specs: prints text[0] v0 text[1] v1 ... (values by their printf
       specifiers; frontend/printing.py); lowered to device-log appends (passes/device_log.py)

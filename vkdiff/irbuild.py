@@ -15,7 +15,7 @@ import numpy as np
 from . import ir
 from . import optable
 from . import types as T
-from .errors import CompileError, located
+from .errors import CompileError, TaichiTypeError, located
 
 _stack = []
 
@@ -58,6 +58,7 @@ def _op(name, rev=False):
 ARITHMETIC = (('add', 'add'), ('sub', 'sub'), ('mul', 'mul'), ('truediv', 'div'),
               ('floordiv', 'floordiv'), ('mod', 'mod'), ('pow', 'pow'), ('and', 'band'),
               ('or', 'bor'), ('xor', 'bxor'), ('lshift', 'shl'), ('rshift', 'shr'))
+_SYMBOLS = {'band': '&', 'bor': '|', 'bxor': '^', 'shl': '<<', 'shr': '>>', 'lshr': '>>'}
 ORDER = (('lt', 'lt'), ('le', 'le'), ('gt', 'gt'), ('ge', 'ge'))  # no reflected forms
 
 
@@ -229,7 +230,8 @@ class Builder:
         if typing == 'float' and not t.is_float:
             t = self.fp
         elif typing == 'int' and t.is_float:
-            raise self.error('~ on a float')
+            raise self.error(f"unsupported operand type for '~': '{t}' (bitwise operations "
+                             f"take integers)", TaichiTypeError)
         elif typing == 'neg' and t.is_bool:
             t = T.i32
         return self.V(self.emit(op, t, [self.value(a, t)]))
@@ -245,8 +247,11 @@ class Builder:
         t = self.operand_types(a, b)
         if typing == 'float' and not t.is_float:
             t = self.fp
-        elif typing == 'int' and t.is_float:
-            raise self.error(f'bitwise operation on a float ({t})')
+        elif typing in ('int', 'shift') and (t.is_float or self.dtype_of(a).is_float
+                                             or self.dtype_of(b).is_float):
+            raise self.error(f"unsupported operand type(s) for '{_SYMBOLS.get(op, op)}': "
+                             f"'{self.dtype_of(a)}' and '{self.dtype_of(b)}' (bitwise "
+                             f"operations take integers)", TaichiTypeError)
         if typing == 'shift':
             isv = isinstance(a, (Value, ir.Stmt))
             va = self.value(a)

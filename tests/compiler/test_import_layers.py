@@ -33,7 +33,7 @@ FLOORS = {
     'values': ['frontend/context.py', 'frontend/ops.py', 'frontend/checks.py', 'lang/matrix.py',
                'lang/hooks.py'],
     'data': ['lang/binding.py', 'lang/convert.py', 'lang/dynpool.py', 'lang/enums.py',
-             'lang/field.py', 'lang/fields_builder.py', 'lang/layout.py', 'lang/member_field.py', 'lang/ndarray.py',
+             'lang/field.py', 'lang/fields_builder.py', 'lang/init_config.py', 'lang/layout.py', 'lang/member_field.py', 'lang/ndarray.py',
              'lang/proxy.py', 'lang/snode.py', 'lang/snode_addr.py', 'lang/sparse.py',
              'lang/state.py', 'lang/torch_io.py'],
     'frontend': ['frontend/argarray.py', 'frontend/asserts.py', 'frontend/builder.py',
@@ -44,9 +44,10 @@ FLOORS = {
     'launch': ['launch/__init__.py', 'launch/arg_binding.py', 'launch/argpack.py',
                'launch/builtin_kernels.py', 'launch/compiled.py', 'launch/kernel.py',
                'launch/ndarray_args.py', 'launch/status.py', 'launch/timing.py'],
-    'face': ['__init__.py', '__main__.py', '_lib.py', 'doctor.py', 'graph.py', 'math.py',
+    'face': ['__init__.py', '__main__.py', '_lib.py', '_logging.py', 'doctor.py', 'graph.py', 'math.py',
              'mathext.py', 'profiler.py', 'lang/api.py', 'lang/compat.py', 'lang/impl.py',
-             'lang/linalg.py', 'lang/ops.py', 'lang/simt.py', 'lang/types_api.py', 'ad/',
+             'lang/linalg.py', 'lang/ops.py', 'lang/simt/', 'lang/types_api.py', 'lang/util.py', 'ad/',
+             'examples/',
              'gui/', 'linalg/', 'tools/', 'ui/', 'distributed/', 'drivers.py', 'precision.py'],
 }
 FLOOR_ORDER = ['core'] + list(FLOORS)

@@ -459,8 +459,7 @@ _DISPATCH = {name: getattr(TaskCodegen, 'gen_' + name) for name in
              ('const', 'arg', 'cast', 'bitcast', 'select', 'alloca', 'aload', 'astore', 'load',
               'store', 'gload', 'gstore', 'atomic', 'if', 'for', 'while', 'break', 'continue',
               'random', 'local_index', 'group_index', 'group_count', 'wg_sum', 'barrier')}
-_DISPATCH.update({name: TaskCodegen.gen_subgroup for name in
-                  ('sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size')})
+_DISPATCH.update({name: TaskCodegen.gen_subgroup for name in subgroup.OPS})
 _DISPATCH.update({name: TaskCodegen.gen_table_op for name in optable.OPS})
 
 

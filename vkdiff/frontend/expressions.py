@@ -95,17 +95,35 @@ class ExpressionBuilder:
         """`[f(i) for i in range(4)]` over compile-time iterables: unrolled at compile time
         (Taichi does the same); `if` clauses must be compile-time too."""
         out = []
+        self._comprehension(node, lambda: out.append(self(node.elt)))
+        return out
 
+    def build_DictComp(self, node):
+        """`{k(i): v(i) for i in range(4)}`: unrolled at compile time, as a list comprehension;
+        the keys must be compile-time values (the dict is Python's)."""
+        out = {}
+
+        def item():
+            key = self(node.key)
+            if isinstance(key, Value):
+                raise error('a dict comprehension in a kernel needs compile-time keys')
+            out[key] = self(node.value)
+        self._comprehension(node, item)
+        return out
+
+    def _comprehension(self, node, emit_item):
+        """Run emit_item() once per combination of the comprehension's (compile-time)
+        generators whose `if` clauses hold, with the targets bound in a scope of their own."""
         def gen(k):
             if k == len(node.generators):
-                out.append(self(node.elt))
+                emit_item()
                 return
             g = node.generators[k]
             it = self.static_eval(g.iter)
             if isinstance(it, Static):
                 it = it.value
             if isinstance(it, Value) or isinstance(it, (Grouped, NDRange)):
-                raise error('a list comprehension in a kernel needs a compile-time iterable '
+                raise error('a comprehension in a kernel needs a compile-time iterable '
                             '(range of constants, a list, ti.static(...))')
             names = ([g.target.id] if isinstance(g.target, ast.Name)
                      else [e.id for e in g.target.elts])
@@ -121,10 +139,19 @@ class ExpressionBuilder:
                 finally:
                     self.scopes.pop()
         gen(0)
-        return out
 
     def build_Dict(self, node):
-        return {self(k): self(v) for k, v in zip(node.keys, node.values)}
+        """A dict display of compile-time keys; `**d` unpacks a dict (as in Python)."""
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                d = self(v)
+                if not isinstance(d, dict):
+                    raise error(f"'{type(d).__name__}' object is not a mapping", TypeError)
+                out.update(d)
+            else:
+                out[self(k)] = self(v)
+        return out
 
     def build_JoinedStr(self, node):
         return printing.joined_str([self(v) for v in node.values])

@@ -235,13 +235,22 @@ def _parallel_for(fb, node, names, dims, grouped, config=None, guards=(), offset
         _bind_indices(fb, names, idx, grouped, offset)
         with sparse.only_active(guards, idx):  # a struct-for under sparse nodes
             fb.build_body(node.body)
-    if any(s.op == 'barrier' or (s.buf is not None and s.buf.role == 'shared')
+    if any(s.op in _LANE_OPS or (s.buf is not None and s.buf.role == 'shared')
            for s in ir.walk(body)):
-        # ti.simt.block: the block of B consecutive iterations is one workgroup of B invocations
+        # ti.simt.block / warp: the block of B consecutive iterations is one workgroup of B
+        # invocations, one iteration each (so the lanes of a subgroup are consecutive ones)
         bd = (config or {}).get('block_dim') or 128
         if not isinstance(bd, int) or not 1 <= bd <= 1024:
             raise error(f'ti.loop_config(block_dim=...) must be an integer in [1, 1024], got {bd!r}')
         loop.attrs['block_dim'] = bd
+
+
+# ops whose result depends on which iterations share a workgroup or subgroup (ti.simt.block's
+# barriers and ids, ti.simt.warp / subgroup lane operations); not sg_reduce / sg_elect, which the
+# dynamic-pool writes emit for any loop (frontend/dynpool.py)
+_LANE_OPS = frozenset(('barrier', 'local_index', 'global_index', 'sg_shuffle', 'sg_ballot',
+                       'sg_barrier', 'sg_vote', 'sg_all_equal', 'sg_broadcast_first',
+                       'sg_invocation_id', 'sg_size'))
 
 
 def _block_struct_for(fb, node, names, dims, grouped, guards, plan, offset=None):

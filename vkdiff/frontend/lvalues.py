@@ -121,7 +121,9 @@ class MatrixLValue:
     def _values(self, value):
         if isinstance(value, Matrix):
             if len(value.entries) != len(self.entries):
-                raise error(f'cannot assign a {value.get_shape()} value to a {self.n}x{self.m} one')
+                target = (self.n, self.m) if self.ndim == 2 else (self.n,)
+                raise error(f"cannot assign '{_tensor_desc(tuple(value.get_shape()), value.entries)}'"
+                            f" to '{_tensor_desc(target, self.entries)}'", TaichiTypeError)
             return value.entries
         if isinstance(value, (list, tuple)):
             flat = [e for r in value for e in (r if isinstance(r, (list, tuple)) else [r])]

@@ -72,6 +72,9 @@ class StatementBuilder:
 
     def assign(self, target, value):
         if isinstance(target, (ast.Tuple, ast.List)):
+            if getattr(value, 'ndim', None) == 2 and getattr(value, 'm', 1) > 1:
+                raise error('Matrices with more than one columns cannot be unpacked (as in '
+                            f'Taichi); got a {value.n}x{value.m} matrix')
             values = list(value.entries if hasattr(value, 'entries') else value)
             if len(values) != len(target.elts):
                 raise error(f'cannot unpack {len(values)} values into {len(target.elts)} targets')

@@ -4,6 +4,7 @@ star-imports `__all__` from here, so each name is listed once. Definitions follo
 (python/taichi/_funcs.py, lang/impl.py), written branch-free with select so they work in both
 scopes."""
 from .. import types as T
+from ..errors import CompileError, TaichiSyntaxError
 from ..frontend import ops
 from ..frontend.context import current, error
 from . import api as _api
@@ -11,6 +12,8 @@ from .fields_builder import FieldsBuilder, SNodeTree
 from ..frontend.func import Func, func
 from .matrix import Matrix, Vector
 from .enums import Layout
+from . import init_config as _init_config
+from .simt import block as _simt_block
 from .field import Field
 
 atomic_mul = _api.atomic_mul
@@ -181,8 +184,41 @@ def pyfunc(fn):
 
 def real_func(fn):
     """`@ti.real_func`: in Taichi a function compiled once and called (not inlined); vkdiff
-    inlines it like ti.func, with the same results (recursion must stop on compile-time values)."""
+    inlines it like ti.func, with the same results (recursion must stop on compile-time values).
+    As Taichi, every parameter needs a type annotation (TaichiSyntaxError) and a function that
+    returns a value a return annotation (TaichiCompilationError)."""
+    import inspect
+    parts = fn.__qualname__.split('.')
+    method = len(parts) > 1 and parts[-2] != '<locals>'  # (self is not annotated)
+    for k, p in enumerate(inspect.signature(fn).parameters.values()):
+        if p.annotation is inspect.Parameter.empty and not (method and k == 0):
+            raise TaichiSyntaxError(f'Taichi function `{fn.__name__}` parameter `{p.name}` must '
+                                    f'be type annotated')
+    if inspect.signature(fn).return_annotation is inspect.Signature.empty and _returns_value(fn):
+        raise CompileError(f'Taichi function `{fn.__name__}`: its return value must be '
+                           f'annotated (-> type)')
     return func(fn)
+
+
+def _returns_value(fn):
+    """Does `fn`'s source hold a `return <value>` of its own (not of a nested function)?"""
+    import ast
+    import inspect
+    import textwrap
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    body = tree.body[0]
+    stack = list(getattr(body, 'body', []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def rgb_to_hex(c):
@@ -200,25 +236,32 @@ def hex_to_rgb(color):
     return r / 255, g / 255, b / 255
 
 
-# log levels (`ti.init(log_level=ti.WARN)`, `ti.set_logging_level(ti.INFO)`)
+def global_thread_idx():
+    """The invocation's global index in a parallel loop (Taichi's CUDA-only
+    ti.global_thread_idx(); the loop runs one iteration per invocation, lang/simt/block.py)."""
+    return _simt_block.global_thread_idx()
+
+
+def assume_in_range(val, base, low, high):
+    """`val`, unchanged: Taichi's hint that base + low <= val < base + high (its CPU/CUDA
+    backends use it to size block-local scratchpads; vkdiff has none, and checks nothing)."""
+    return val
+
+
+# log levels (`ti.init(log_level=ti.WARN)`, `ti.set_logging_level(ti.INFO)`; lang/init_config.py)
 TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = 'trace', 'debug', 'info', 'warn', 'error', 'critical'
-_LEVELS = [TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL]
-_log_level = INFO
 
 
 def set_logging_level(level):
     """Sets the level of vkdiff's log messages (one of ti.TRACE ... ti.CRITICAL)."""
-    global _log_level
-    if level not in _LEVELS:
-        raise ValueError(f'unknown log level {level!r}; use one of {", ".join(_LEVELS)}')
-    _log_level = level
+    _init_config.set_log_level(level)
 
 
 def is_logging_effective(level):
     """Whether messages of `level` are shown at the current logging level."""
-    return _LEVELS.index(level) >= _LEVELS.index(_log_level)
+    return _init_config.log_effective(level)
 
 
-__all__ = ['block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
+__all__ = ['assume_in_range', 'global_thread_idx', 'block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
            'ERROR', 'CRITICAL', 'set_logging_level', 'is_logging_effective',
            'atomic_mul', 'bit_shr', 'frexp', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']

@@ -1,10 +1,11 @@
 """Face floor: the calls of Taichi's `ti.lang.impl` that Taichi programs make about the program
 `ti.init()` set up: `impl.get_runtime().default_fp` / `.default_ip` (and their setters, as
 `ti.init(default_fp=...)` without the reset), `get_num_compiled_functions()` (kernel instances
-compiled since ti.init) and `impl.current_cfg()` (arch, debug, check_out_of_bound, default types)."""
+compiled since ti.init) and `impl.current_cfg()` (arch, debug, check_out_of_bound, default types, and
+Taichi's other CompileConfig fields)."""
 from .. import types as T
 from ..errors import VkdiffTypeError
-from . import state
+from . import init_config, state
 
 
 class _DefaultTypes:
@@ -22,7 +23,14 @@ class _DefaultTypes:
 class _Config(_DefaultTypes):
     """Taichi's CompileConfig, as far as vkdiff has its settings (read at each access)."""
     arch = 'vulkan'
-    advanced_optimization = True
+
+    def __getattr__(self, name):
+        """Taichi's other CompileConfig fields, as ti.init / TI_<NAME> set them
+        (lang/init_config.py; most change nothing in vkdiff)."""
+        cfg = state.config.get('taichi') or init_config.TAICHI_DEFAULTS
+        if name in cfg:
+            return cfg[name]
+        raise AttributeError(f'CompileConfig has no field {name!r}')
 
     @property
     def fast_math(self):

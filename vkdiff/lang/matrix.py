@@ -554,7 +554,8 @@ def elementwise(f, *args):
     like = mats[0]
     for x in mats[1:]:
         if (x.n, x.m) != (like.n, like.m):
-            raise error(f'shape mismatch: {like.get_shape()} and {x.get_shape()}')
+            raise error(f'Cannot broadcast tensor to tensor (shape mismatch: '
+                        f'{like.get_shape()} and {x.get_shape()})')
     n = len(like.entries)
     cols = [x.entries if isinstance(x, Matrix) else [x] * n for x in args]
     return Matrix._new([f(*xs) for xs in zip(*cols)], like.n, like.m, like.ndim)

@@ -6,6 +6,7 @@ import os
 import threading
 
 from .. import types as T
+from . import init_config
 from ..errors import RuntimeError_
 from ..errors import VkdiffValueError
 
@@ -78,20 +79,25 @@ def limits():
 
 
 @synchronized
-def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=0, debug=False,
-         disable_features=(), print_ir=None, **kwargs):
+def init(arch=None, device=None, default_fp=None, default_ip=None, random_seed=None, debug=None,
+         disable_features=(), print_ir=None, _test_mode=False, **kwargs):
     """Reset everything: fields die, kernels recompile. `arch` is accepted for Taichi
     compatibility; vkdiff has one backend, Vulkan. `print_ir`: pass names (vkdiff.compiler.PASSES,
-    a comma-separated string or a list, or 'all') whose output IR is printed to stderr."""
-    _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
-               **kwargs)
+    a comma-separated string or a list, or 'all') whose output IR is printed to stderr. The other
+    options are Taichi's (lang/init_config.py: each also from TI_<NAME>; an unknown one is a
+    KeyError). `_test_mode=True` (Taichi's) returns the log_level / gdb_trigger settings and
+    opens no device."""
+    spec = _configure(device, default_fp, default_ip, random_seed, debug, disable_features,
+                      print_ir, _test_mode=_test_mode, **kwargs)
+    if _test_mode:
+        return spec
     runtime()
     for fn in after_init:
         fn()
 
 
 @synchronized
-def init_offline(options, default_fp=None, default_ip=None, random_seed=0, debug=False,
+def init_offline(options, default_fp=None, default_ip=None, random_seed=None, debug=None,
                  print_ir=None, **kwargs):
     """ti.init without a device: kernels compile against `options` (a compiler.CompileOptions,
     e.g. compiler.lavapipe_like()) and cannot launch; opening the device is an error. The
@@ -130,22 +136,29 @@ def _watchdog(kwargs):
 
 
 def _configure(device, default_fp, default_ip, random_seed, debug, disable_features, print_ir,
-               **kwargs):
+               _test_mode=False, **kwargs):
     # deferred: the compiler loads on the first compile (or print_ir=)
     from ..compiler import parse_print_ir
-    printed = parse_print_ir(print_ir)  # (an unknown pass name fails before anything changes)
-    stack = _ad_stack_size(kwargs)
+    explicit = {k: v for k, v in (('debug', debug), ('random_seed', random_seed)) if v is not None}
+    if isinstance(print_ir, bool):
+        explicit['print_ir'] = print_ir
+    cfg, spec = init_config.resolve(kwargs, explicit)  # (an unknown option fails first)
+    printed = parse_print_ir(cfg['print_ir'] if print_ir is None else print_ir)
+    stack = _ad_stack_size({**kwargs, 'ad_stack_size': cfg['ad_stack_size']})
+    if not _test_mode:
+        init_config.set_log_level(spec['log_level'])
+    debug = bool(cfg['debug'])
     reset()
     T.Defaults.fp = T.resolve(default_fp) if default_fp is not None else T.f32
     T.Defaults.ip = T.resolve(default_ip) if default_ip is not None else T.i32
-    config.update(random_seed=int(random_seed), debug=bool(debug),
-                  check_out_of_bound=bool(debug or kwargs.get('check_out_of_bound')),
+    config.update(random_seed=int(cfg['random_seed']), debug=debug,
+                  check_out_of_bound=bool(debug or cfg['check_out_of_bound']),
                   disable_features=tuple(disable_features),
                   ad_stack_size=stack, print_ir=printed,
-                  kernel_profiler=bool(kwargs.get('kernel_profiler')),
-                  fast_math=bool(kwargs.get('fast_math', True)),
+                  kernel_profiler=bool(cfg['kernel_profiler']),
+                  fast_math=bool(cfg['fast_math']),
                   device_memory_GB=kwargs.get('device_memory_GB'),
-                  watchdog=_watchdog(kwargs))
+                  watchdog=_watchdog(kwargs), taichi=cfg)
     for hook in init_hooks:  # (profiler: records belong to the program init() replaces)
         hook()
     if device is not None:  # an index or a deviceUUID (runtime/devices.py resolves it)
@@ -155,6 +168,7 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
         config['device'] = device
     else:  # (not the device of an earlier init: its VKDIFF_DEVICE may be gone)
         config['device'] = os.environ.get('VKDIFF_DEVICE') or 0
+    return init_config.SpecialConfig(spec)
 
 
 @synchronized

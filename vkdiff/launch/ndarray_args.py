@@ -154,8 +154,9 @@ def _resolve(ann, value, name):
         else:
             grads = None
         if not is_tensor(value) and not isinstance(value, np.ndarray):
-            raise KernelArgumentError(f'argument {name} is a {ann!r}: pass a vkdiff ndarray, a '
-                                      f'numpy array or a torch tensor, got {type(value).__name__}')
+            raise KernelArgumentError(f'Invalid type for argument {name}, got {value!r}: it is a '
+                                      f'{ann!r}; pass a vkdiff ndarray, a numpy array or a '
+                                      f'torch tensor, not a {type(value).__name__}')
         if not (host.flags.c_contiguous or host.flags.f_contiguous):
             # (a Fortran-ordered array, e.g. a transpose, is staged in C order and written back)
             raise NdarrayArgError(f'argument {name}: Non contiguous numpy arrays are not '

@@ -21,7 +21,7 @@ from .loop_unique import loop_unique_buffers
 from .simplify import _resolve, replace_uses
 
 _ROLES = ('field', 'grad', 'dual', 'temp')
-_CLEARS = ('wg_sum', 'barrier', 'sg_reduce', 'sg_elect')
+_CLEARS = ('wg_sum', 'barrier', 'sg_reduce', 'sg_elect', 'sg_barrier', 'device_fence')
 _FN_OP = frozenset(('add', 'sub', 'mul', 'min', 'max', 'band', 'bor', 'bxor'))  # atomic fn = op
 
 

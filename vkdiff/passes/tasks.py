@@ -50,7 +50,9 @@ class Task:
 
 _SIDE_EFFECTS = {'gstore', 'atomic', 'store', 'if', 'for', 'while', 'ret', 'random', 'parfor',
                  'check', 'print',
-                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size',  # subgroup ops
+                 'sg_reduce', 'sg_elect', 'sg_invocation_id', 'sg_size', 'sg_shuffle',
+                 'sg_broadcast_first', 'sg_ballot', 'sg_vote', 'sg_all_equal', 'sg_barrier',
+                 'device_fence', 'global_index',  # subgroup ops (codegen/subgroup.py)
                  'barrier'}  # and workgroup barriers stay put
 
 

@@ -17,7 +17,7 @@ from ..errors import CompileError
 from ..optable import OPS
 
 _NO_VALUE = {'store', 'astore', 'gstore', 'if', 'while', 'break', 'continue', 'ret', 'print',
-             'check', 'barrier'}
+             'check', 'barrier', 'sg_barrier', 'device_fence'}
 _LOOPS = {'for', 'parfor'}
 
 
