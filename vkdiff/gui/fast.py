@@ -44,7 +44,7 @@ def os_name():
 
 
 _OSX = os_name() == 'osx'
-_DEVICE_DTYPES = (T.f16, T.f32, T.f64, T.u8) if hasattr(T, 'f16') else (T.f32, T.f64, T.u8)
+_DEVICE_DTYPES = (T.f16, T.f32, T.f64, T.u8)  # (Taichi's fast GUI: f32, f64, u8)
 
 
 @kernel
@@ -124,8 +124,7 @@ class FastImage:
             if self._device is None:
                 self._device = ndarray(T.u32, shape=(self.img.size,))
             off = getattr(src, 'offset', None) or (0, 0)
-            _pack_field(src, self._device, int(off[0]), int(off[1]),
-                        src.dtype in (T.f32, T.f64) or src.dtype == getattr(T, 'f16', None), _OSX)
+            _pack_field(src, self._device, int(off[0]), int(off[1]), src.dtype.is_float, _OSX)
             np.copyto(self.img, self._device.to_numpy())  # the one readback, to present
         else:
             if hasattr(src, 'to_numpy') and not isinstance(src, np.ndarray):
