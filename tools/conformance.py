@@ -29,6 +29,14 @@ tests of each list pass) without failing:
 
     python tools/conformance.py --driver swiftshader --report-only
 
+The all-archs check: tests/conformance/expected-pass-all-archs.txt lists tests Taichi keeps off
+Vulkan (they run only with TAICHI_CONFORMANCE_ALL_ARCHS=1) that vkdiff passes; the CI check runs
+the files it names with that variable set, and every test in it must pass too:
+
+    python tools/conformance.py --all-archs                       # only the all-archs check
+    python tools/conformance.py --all-archs --raise test_gui.py   # add the newly passing tests of
+                                                                  # these files (not in expected-pass.txt)
+
 tests/conformance/known-differences.txt lists tests vkdiff deliberately fails (`id  # reason`);
 tests/conformance/known-differences-all-archs.txt those among the tests Taichi keeps off Vulkan
 (run with TAICHI_CONFORMANCE_ALL_ARCHS=1, e.g. `run.py autodiff -v`).
@@ -48,6 +56,7 @@ EXPECTED = os.path.join(ROOT, 'tests', 'conformance', 'expected-pass.txt')
 KNOWN = os.path.join(ROOT, 'tests', 'conformance', 'known-differences.txt')
 KNOWN_ALL_ARCHS = os.path.join(ROOT, 'tests', 'conformance', 'known-differences-all-archs.txt')
 EXPECTED_SPARSE = os.path.join(ROOT, 'tests', 'conformance', 'expected-pass-sparse.txt')
+EXPECTED_ALL_ARCHS = os.path.join(ROOT, 'tests', 'conformance', 'expected-pass-all-archs.txt')
 PLUGIN_DIR = os.path.join(ROOT, 'tests', 'conformance')  # vkdiff_sparse_ext.py
 
 
@@ -64,10 +73,11 @@ def write_ids(path, ids):
         f.write(''.join(t + '\n' for t in sorted(set(ids))))
 
 
-def run_kit(files, extra, json_path, expect, sparse_only=None):
+def run_kit(files, extra, json_path, expect, sparse_only=None, all_archs=False):
     """The kit's run.py on `files`; expect: the list every test of which must pass; sparse_only:
     None, or the file names of which only the tests requiring sparse run (with the sparse
-    plugin loaded: a list, maybe empty, turns the plugin on)."""
+    plugin loaded: a list, maybe empty, turns the plugin on); all_archs: run with
+    TAICHI_CONFORMANCE_ALL_ARCHS=1 (tests Taichi keeps off Vulkan run too)."""
     py = os.path.join(ROOT, '.venv', 'bin', 'python')
     py = py if os.path.exists(py) else sys.executable
     cmd = [py, os.path.join(KIT, 'run.py'), '--python', py, '--json', json_path] + files + extra
@@ -77,6 +87,8 @@ def run_kit(files, extra, json_path, expect, sparse_only=None):
     # this checkout's vkdiff, whatever the venv has installed
     path = [ROOT] + ([PLUGIN_DIR] if sparse_only is not None else [])
     env['PYTHONPATH'] = os.pathsep.join(path + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
+    if all_archs:
+        env['TAICHI_CONFORMANCE_ALL_ARCHS'] = '1'
     if sparse_only is not None:
         env['PYTEST_ADDOPTS'] = (env.get('PYTEST_ADDOPTS', '') + ' -p vkdiff_sparse_ext').strip()
         env['VKDIFF_CONFORMANCE_SPARSE_ONLY'] = os.pathsep.join(sparse_only)
@@ -161,6 +173,40 @@ def sparse_check(a, extra):
     return status
 
 
+def all_archs_check(a, extra):
+    """The all-archs check (or, with --raise, raising its list from a.files); the exit status."""
+    t0 = time.time()
+    listed = sorted({t.split('::')[0] for t in read_ids(EXPECTED_ALL_ARCHS)})
+    files = sorted(set(a.files) | set(listed)) if a.raise_ else listed
+    if not files:
+        return 0
+    fd, json_path = tempfile.mkstemp(suffix='.json', prefix='conformance-all-archs-')
+    os.close(fd)
+    try:
+        status = run_kit(files, extra, json_path, all_archs=True,
+                         expect=None if a.raise_ or a.report_only else EXPECTED_ALL_ARCHS)
+        with open(json_path) as f:
+            results = json.load(f)
+    finally:
+        os.unlink(json_path)
+    passed = {t for t, r in results.items() if r['outcome'] == 'passed'}
+    print(f'all-archs check (TAICHI_CONFORMANCE_ALL_ARCHS=1, {len(files)} files): '
+          f'{list_report(EXPECTED_ALL_ARCHS, results)}; {time.time() - t0:.0f} s')
+    if a.report_only:
+        return 0
+    if a.raise_:
+        old = set(read_ids(EXPECTED_ALL_ARCHS))
+        lost = sorted(t for t in old & set(results) if t not in passed)
+        for t in lost:
+            print(f'LISTED BUT NOT PASSING (kept in the list): {t}: {results[t]["message"]}')
+        ref = set(read_ids(os.path.join(KIT, 'taichi-vulkan-passes.txt')))  # (the main check's)
+        new = old | (passed - ref - set(read_ids(EXPECTED)) - set(read_ids(EXPECTED_SPARSE)))
+        write_ids(EXPECTED_ALL_ARCHS, new)
+        print(f'expected-pass-all-archs.txt: {len(old)} -> {len(new)} tests')
+        status = 1 if lost else 0
+    return status
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('files', nargs='*', help='groups or files (default: autodiff language and '
@@ -173,6 +219,8 @@ def main():
     ap.add_argument('-v', action='store_true', help='print every failure with its first line')
     ap.add_argument('--sparse', action='store_true', help='only the sparse check')
     ap.add_argument('--no-sparse', action='store_true', help='leave the sparse check out')
+    ap.add_argument('--all-archs', action='store_true',
+                    help='only the all-archs check (tests/conformance/expected-pass-all-archs.txt)')
     ap.add_argument('--driver', help="run on this Vulkan driver: 'swiftshader' (the checkout's, "
                     'from tools/setup.sh) or an ICD json path (sets VK_ICD_FILENAMES)')
     ap.add_argument('--report-only', action='store_true',
@@ -188,6 +236,8 @@ def main():
         print(f'conformance kit not found at {KIT}: clone the project with shared/ beside it '
               '(or set VKDIFF_SKIP_CONFORMANCE=1 to skip this check)', file=sys.stderr)
         return 2
+    if a.all_archs:
+        return all_archs_check(a, ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else []))
     if a.sparse:
         return sparse_check(a, ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else []))
     files = a.files or ['autodiff', 'language'] + sorted({t.split('::')[0] for t in read_ids(EXPECTED)})
@@ -235,6 +285,7 @@ def main():
     if not (a.files or a.from_json or a.raise_ or a.no_sparse):  # the CI check: sparse too
         extra = ['--file-timeout', str(a.file_timeout)] + (['-v'] if a.v else [])
         status = sparse_check(a, extra) or status
+        status = all_archs_check(a, extra) or status
     if a.report_only:
         return 0
     return status

@@ -14,12 +14,13 @@ _tool = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_tool)
 EXPECTED, KIT, KNOWN, read_ids = _tool.EXPECTED, _tool.KIT, _tool.KNOWN, _tool.read_ids
 EXPECTED_SPARSE = _tool.EXPECTED_SPARSE
+EXPECTED_ALL_ARCHS = _tool.EXPECTED_ALL_ARCHS
 KNOWN_ALL = _tool.KNOWN_ALL_ARCHS
 
 ID = re.compile(r'^test_\w+\.py::\S+$')
 
 
-@pytest.mark.parametrize('path', [EXPECTED, EXPECTED_SPARSE])
+@pytest.mark.parametrize('path', [EXPECTED, EXPECTED_SPARSE, EXPECTED_ALL_ARCHS])
 def test_expected_list_is_sorted_unique_and_well_formed(path):
     ids = read_ids(path)
     assert ids, f'{os.path.basename(path)} is empty'
@@ -38,6 +39,7 @@ def test_known_differences_have_reasons_and_are_not_expected(path):
         assert ID.match(tid.strip()), line
         assert len(reason.strip()) > 20, f'no reason given: {line}'
     assert not set(read_ids(path)) & set(read_ids(EXPECTED))
+    assert not set(read_ids(path)) & set(read_ids(EXPECTED_ALL_ARCHS))
 
 
 @pytest.mark.skipif(not os.path.isdir(KIT), reason='conformance kit not beside the checkout')
@@ -45,13 +47,15 @@ def test_listed_tests_exist_in_the_kit():
     ref = set(read_ids(os.path.join(KIT, 'taichi-vulkan-passes.txt')))
     files = set(os.listdir(os.path.join(KIT, 'suite', 'tests', 'python')))
     for t in (read_ids(EXPECTED) + read_ids(KNOWN) + read_ids(KNOWN_ALL)
-              + read_ids(EXPECTED_SPARSE)):
+              + read_ids(EXPECTED_SPARSE) + read_ids(EXPECTED_ALL_ARCHS)):
         assert t.split('::')[0] in files, t
     # the sparse check's tests are skipped by the kit without the plugin: none is one of the 889
     # nor in the autodiff/language list
     assert not set(read_ids(EXPECTED_SPARSE)) & (ref | set(read_ids(EXPECTED)))
     assert set(read_ids(KNOWN)) <= ref, 'a known difference Taichi itself fails is no difference'
     assert not set(read_ids(KNOWN_ALL)) & ref, 'one of the 889: list it in known-differences.txt'
+    # the all-archs check's tests are those Taichi keeps off Vulkan: none of the 889
+    assert not set(read_ids(EXPECTED_ALL_ARCHS)) & (ref | set(read_ids(EXPECTED)))
 
 
 @pytest.mark.skipif(not os.path.isdir(KIT), reason='conformance kit not beside the checkout')

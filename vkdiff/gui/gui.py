@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 
 from . import font
+from .fast import FastImage
 from .png import write_png
 from .raster import Canvas, pack_colors
 from .widgets import draw_widgets, widget_input
@@ -118,6 +119,12 @@ class GUI:
         self.res = (int(res[0]), int(res[1]))
         self.background_color = background_color
         self.canvas = Canvas(self.res[0], self.res[1], background_color)
+        env = os.environ.get("TI_GUI_FAST")
+        if env is not None and env.strip() != "":
+            fast_gui = bool(int(env))
+        self.fast_gui = bool(fast_gui)
+        # fast_gui: Taichi's packed uint32 frame buffer GUI.img (vkdiff/gui/fast.py)
+        self._fast = FastImage(self.res) if self.fast_gui else None
         self.fps_limit = fps_limit
         self.frame = 0
         self.event = None
@@ -205,8 +212,22 @@ class GUI:
 
     def set_image(self, img):
         """Set the frame from a (w, h) or (w, h, 1..4) image indexed [x, y]
-        (x to the right, y up); float in [0, 1] or integer (uint8: 0..255)."""
+        (x to the right, y up); float in [0, 1] or integer (uint8: 0..255).
+        Under fast_gui a 3/4-channel Vector field is packed into ``GUI.img`` by a device kernel
+        (vkdiff/gui/fast.py) and the frame is presented from that one readback."""
+        if self._fast is not None:
+            self._fast.set_image(img)
+            self._fast.to_canvas(self.canvas)
+            return
         self.canvas.set_image(_np(img))
+
+    @property
+    def img(self):
+        """fast_gui: the frame as Taichi packs it, flat uint32 (w * h), 0x00RRGGBB, rows
+        top-down (vkdiff/gui/fast.py); otherwise the frame as get_image() gives it."""
+        if self._fast is not None:
+            return self._fast.img
+        return self.get_image()
 
     def get_image(self):
         """The frame as float32 (w, h, 4) in [0, 1], indexed [x, y]."""

@@ -243,6 +243,10 @@ class TaskList:
             bind_tasks(rt, self.ctasks, push)
             self.fresh = True
             self.debug_sync = any(status.debug_reports(rt, ct.fields) for ct in self.ctasks)
+            # debug mode's overflow checks print (passes/debug_checks.py): their messages come
+            # at the end of the launch that overflowed, as the kernel's own prints
+            self.prints = self.prints or (self.options.debug and any(
+                status.writes_log(rt, ct.fields) for ct in self.ctasks))
 
     def pack(self, args):
         rt = state.runtime()

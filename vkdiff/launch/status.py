@@ -34,6 +34,14 @@ def print_sync_after(tasks):
         s.op == 'print' for t in tasks for s in ir.walk(t.body))
 
 
+def writes_log(rt, buffers):
+    """Does a task binding `buffers` append to the runtime's device log (and VKDIFF_PRINT_SYNC
+    is not 0)? (Prints the backend adds: debug mode's overflow messages.)"""
+    log = getattr(rt, 'device_log', None)
+    return (os.environ.get('VKDIFF_PRINT_SYNC', '1') != '0' and log is not None
+            and log.head in buffers)
+
+
 def log_for(rt):
     """The runtime's DeviceLog (made on first use, with its storage registered for read-back)."""
     log = getattr(rt, 'device_log', None)

@@ -8,6 +8,15 @@ checks that report the first violation of a launch.
   skipped, so no data outside the access changes. Constant indices inside a field's shape need
   no check (with the checks on, the frontend leaves out-of-range constants to this one, as Taichi).
 - Integer `floordiv` / `mod` test the divisor for zero (debug only; the result stays vkdiff's 0).
+- Integer `add` / `sub` / `mul` / `shl` of the user's code (statements with a source location)
+  test for overflow in their own type (debug only), as Taichi's CPU/CUDA backends and its SPIR-V
+  codegen do: the result is kept (it wraps), and an overflowing invocation prints Taichi's
+  message, e.g. `Addition overflow detected in File "k.py", line 3, in foo:` and the source line,
+  through the device log (a `print` statement, lowered by passes/device_log.py), so it reaches
+  sys.stdout at the sync after the launch, once per overflowing invocation. The tests need no
+  wider type: add: signed ((a^c)&(b^c)) < 0, unsigned c < a; sub: signed ((a^b)&(a^c)) < 0,
+  unsigned a < b; mul: c // a != b (a not 0 or -1), or a == -1 with b the type's minimum
+  (and the mirror case); shl: (c >> b) != a.
 - `check [cond, *values] | message, exc` statements test cond: `assert cond, msg` in kernels
   (debug only), run-time vector/matrix component indices (exc='index') and pow(int, int)'s
   exponent (exc='value'); the frontend emits them only when they are checked.
@@ -113,7 +122,15 @@ def apply(task, kernel, options, status):
             checker.division(s)
         elif s.op == 'check':
             checker.assertion(s)
+        elif s.op in _OVERFLOW and options.debug and s.dtype is not None and s.dtype.is_int \
+                and s.loc is not None and not all(a.op == 'const' for a in s.args):
+            checker.overflow(s)
     return checker.count
+
+
+# Taichi's words (taichi/runtime/llvm/runtime_module/runtime.cpp, debug_add ...)
+_OVERFLOW = {'add': 'Addition', 'sub': 'Subtraction', 'mul': 'Multiplication',
+             'shl': 'Shift left'}
 
 
 def _root(buf):
@@ -208,6 +225,40 @@ class _Checker:
                     lambda v, k=self.kernel: f'(kernel={k}) {render(v)}')
         with b.open(blk, at):
             self.report_unless(b, b.to_bool(Value(cond)), site, values)
+
+    def overflow(self, s):
+        """After integer op s (c = a op b): print Taichi's message when it overflowed."""
+        blk = s.parent
+        b = Builder(loc=s.loc)
+        a, d, c, t = Value(s.args[0]), Value(s.args[1]), Value(s), s.dtype
+        with b.open(blk, blk.stmts.index(s) + 1):
+            if s.op == 'shl':
+                bad = b.ne(b.shr(c, d), a)
+            elif s.op == 'mul':
+                bad = self.mul_overflow(b, a, d, c, t)
+            elif t.is_signed:
+                x, y = (b.bxor(a, c), b.bxor(d, c)) if s.op == 'add' else (b.bxor(a, d), b.bxor(a, c))
+                bad = b.lt(b.band(x, y), 0)
+            else:
+                bad = b.lt(c, a) if s.op == 'add' else b.lt(a, d)
+            then = ir.Block()
+            b.emit('if', None, [bad], blocks=[then, ir.Block()])
+            with b.open(then):
+                text = f'{_OVERFLOW[s.op]} overflow detected in {s.loc}\n'
+                b.emit('print', None, [], {'text': (text,), 'specs': ()})
+        self.count += 1
+
+    @staticmethod
+    def mul_overflow(b, a, d, c, t):
+        """c = a * d overflowed: c // a != d, with a == 0 (never) and a == -1 (the division
+        MIN // -1 is undefined) apart."""
+        if not t.is_signed:
+            return b.land(b.ne(a, 0), b.ne(b.floordiv(c, b.select(b.eq(a, 0), 1, a)), d))
+        lo = -(1 << (t.bits - 1))
+        plain = b.land(b.ne(a, 0), b.ne(a, -1))
+        wrong = b.ne(b.floordiv(c, b.select(plain, a, 1)), d)
+        return b.lor(b.land(plain, wrong),
+                     b.lor(b.land(b.eq(a, -1), b.eq(d, lo)), b.land(b.eq(d, -1), b.eq(a, lo))))
 
     # ------------------------------------------------------------ reporting
     def guard(self, b, blk, s, ok, site, values):

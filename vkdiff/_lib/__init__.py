@@ -1,9 +1,10 @@
 """API stage: the few queries of Taichi's native module (`ti._lib.core`) that Taichi programs make,
-answered for vkdiff (e.g. `ti._lib.core.get_max_num_indices()`, the most indices of a field)."""
+answered for vkdiff (e.g. `ti._lib.core.get_max_num_indices()`, the most indices of a field).
+Submodule `utils`: `taichi._lib.utils.get_os_name`."""
 import types as _types
 
-from .errors import TaichiRuntimeError
-from .lang.field import MAX_NUM_INDICES
+from ..errors import TaichiRuntimeError
+from ..lang.field import MAX_NUM_INDICES
 
 
 def get_max_num_indices():
