@@ -219,8 +219,8 @@ class Checkpointed:
                 self.step(t)
                 self._flush_host()
                 self._seg.stop = t + 1
-                if t == 0 and self.every is None:
-                    self.every = self._every_from_budget()
+                if t == min(1, self.steps - 1) and self.every is None:
+                    self.every = self._every_from_budget(t + 1)
         finally:
             state.tape, state.launch_watch, Storage.host_watch = tape, None, None
         for seg in self.segments:
@@ -230,12 +230,13 @@ class Checkpointed:
         tape.entries.append(('checkpoint', self, ()))
         return self
 
-    def _every_from_budget(self):
-        """The largest k whose snapshots (ceil(T/k) + 1 of the fields step 0 overwrote) and undo
-        frames (k steps' worth) fit in budget_bytes."""
+    def _every_from_budget(self, done):
+        """The largest k whose snapshots (ceil(T/k) + 1 copies of the fields the first steps
+        overwrote: a ping-pong writes its two halves in turn) and undo frames (k steps' worth)
+        fit in budget_bytes."""
         seg, T = self._seg, self.steps
         S = sum(st.nbytes for st in seg.snapshot) + sum(st.nbytes for st in seg.grads)
-        U = sum(sum(st.nbytes for st in _writes(e)) for e in seg.entries)
+        U = math.ceil(sum(sum(st.nbytes for st in _writes(e)) for e in seg.entries) / done)
 
         def need(k):
             return (math.ceil(T / k) + 1) * S + k * U
