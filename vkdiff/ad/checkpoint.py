@@ -26,6 +26,7 @@ FwdMode, nested blocks.
 """
 import math
 
+from ..autodiff.access_rules import launch_summary
 from ..errors import AutodiffError, CheckpointBudgetError, CheckpointError
 from .. import ir
 from ..lang import binding, state
@@ -156,12 +157,13 @@ class _Entry:
 
 
 class _Segment:
-    __slots__ = ('start', 'stop', 'entries', 'snapshot', 'grads')
+    __slots__ = ('start', 'stop', 'entries', 'snapshot', 'grads', 'reads')
 
     def __init__(self, start):
         self.start, self.stop, self.entries = start, start, []
         self.snapshot = {}   # Storage -> its copy at the segment's start
         self.grads = set()   # gradient Storages the segment's forward launches write
+        self.reads = set()   # primal Storages its launches read
 
 
 class Checkpointed:
@@ -203,6 +205,7 @@ class Checkpointed:
             for t in range(self.steps):
                 self.step(t)
             return self
+        self.before = _reads_of(tape.entries)
         # deferred: the runtime loads with the device (as lang/field.py's import)
         from ..runtime.program import Storage
         rec = _Recorder(self)
@@ -276,6 +279,7 @@ class Checkpointed:
                 st = f.storage
                 self.fields[st] = f
                 self.reads[st] = 0
+                seg.reads.add(st)
         self._pending.append((kernel, inst, tuple(rargs)))
 
     def _watch_host(self, st):
@@ -329,6 +333,11 @@ class Checkpointed:
                     'write a new field')
         # what the forward pass left, given back when the Tape is done (Tape.grad -> finish)
         self.finals = [(st, _save(st)) for st in self.written]
+        # a launch must undo its writes to these after its adjoint: an earlier segment (or a
+        # launch before the block) read them without snapshotting them
+        self.cross = set(self.before)
+        for seg in self.segments:
+            self.cross |= seg.reads - set(seg.snapshot)
         for seg in reversed(self.segments):
             self._backward_segment(seg)
         self.segments = []
@@ -340,6 +349,7 @@ class Checkpointed:
         frames = []
         tape = state.tape
         state.tape, state.launch_watch = None, self._watch_replay
+        self._seen = {}  # Buffer -> {first index or None: {read patterns}}, this segment so far
         try:
             for e in seg.entries:
                 self._frame, self._expect = [], list(e.launches)
@@ -392,12 +402,22 @@ class Checkpointed:
                 f'when recomputed, {was}: it depends on Python state that changed between the '
                 'passes, and the gradient would be wrong. Pass that state as an argument of '
                 'the step')
+        # undo what this launch overwrites where an earlier launch of the segment read it (its
+        # adjoint needs the old values back) or an earlier segment relies on it
         saved = {st for st, _ in self._frame}
-        for f in _launch_info(inst)[1]:
+        writes, reads = launch_summary(inst, tuple(rargs))
+        seen = self._seen
+        for buf, kind, pat, _ in writes:
+            f = binding.owner(buf)
+            if f is None or buf.primal is not None:
+                continue
             st = f.storage
-            if st not in saved:
-                self._frame.append((st, _save(st)))
-                saved.add(st)
+            if st in saved or not (st in self.cross or _read_before(seen.get(buf), pat)):
+                continue
+            self._frame.append((st, _save(st)))
+            saved.add(st)
+        for buf, kind, pat, _ in reads:
+            seen.setdefault(buf, {}).setdefault(pat[0] if pat else None, set()).add(pat)
 
     def finish(self):
         """After the whole Tape's backward pass: the fields the steps wrote get back the values
@@ -409,6 +429,30 @@ class Checkpointed:
         """Run the steps again (Tape(grad_check=...) replays the forward pass)."""
         for t in range(self.steps):
             self.step(t)
+
+
+def _read_before(by_first, pat):
+    """Whether an element of write pattern `pat` may have been read (patterns `by_first`,
+    indexed by their first index; None entries vary)."""
+    if not by_first:
+        return False
+    if pat and pat[0] is not None:
+        buckets = [by_first.get(pat[0], ()), by_first.get(None, ())]
+    else:
+        buckets = by_first.values()
+    return any(all(a is None or b is None or a == b for a, b in zip(p, pat))
+               for bucket in buckets for p in bucket)
+
+
+def _reads_of(entries):
+    """The primal Storages the Tape's launches so far read."""
+    out = set()
+    for e in entries:
+        if e[0] == 'kernel':
+            for f in _launch_info(e[1].instance(e[2])[0])[0]:
+                if f.buffer.primal is None and node_of(f) is None:
+                    out.add(f.storage)
+    return out
 
 
 def _writes(e):
