@@ -463,3 +463,91 @@ def test_bad_arguments():
         ti.ad.checkpointed(lambda t: None, steps=-1)
     with pytest.raises(Exception, match='not both'):
         ti.ad.checkpointed(lambda t: None, steps=3, every=1, budget_bytes=10)
+
+
+# ---------------------------------------------------------------- inside a larger Tape
+def _inplace(T=6):
+    """y = x0^2 before the block; the block squares-and-scales x in place (a ping-pong between
+    x and z) and accumulates into acc every step; loss = acc + y * final."""
+    ti.init()
+    x = ti.field(ti.f32, shape=4, needs_grad=True)
+    z = ti.field(ti.f32, shape=4, needs_grad=True)
+    y = ti.field(ti.f32, shape=4, needs_grad=True)
+    acc = ti.field(ti.f32, shape=(), needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def pre():
+        for i in x:
+            y[i] = x[i] * x[i]
+
+    @ti.kernel
+    def step(a: ti.template(), b: ti.template()):
+        for i in a:
+            b[i] = ti.sin(a[i]) + 0.5 * a[i]
+            acc[None] += 0.1 * a[i] * a[i]
+
+    @ti.kernel
+    def final(a: ti.template()):
+        for i in a:
+            loss[None] += acc[None] / 4 + y[i] * a[i]
+
+    def pingpong(t):
+        step(x, z) if t % 2 == 0 else step(z, x)
+    x.from_numpy(np.array([0.3, -0.7, 1.1, 0.2], np.float32))
+    return x, z, y, acc, loss, pre, pingpong, final
+
+
+def _inplace_reference(x0, T):
+    """The same computation in numpy (f64), its gradient by central differences."""
+    def f(x0):
+        x = x0.copy()
+        y = x0 * x0
+        acc = 0.0
+        for _ in range(T):
+            acc += 0.1 * (x * x).sum()
+            x = np.sin(x) + 0.5 * x
+        return (acc / 4 + y * x).sum()
+    h = 1e-6
+    return f(x0), np.array([(f(x0 + h * e) - f(x0 - h * e)) / (2 * h) for e in np.eye(4)])
+
+
+@pytest.mark.parametrize('every', [None, 1, 4])
+def test_earlier_launch_reads_what_the_block_overwrites(every):
+    """pre() reads x before the block overwrites it in place: its adjoint, which runs after the
+    block's, must see x's old values (the block undoes its writes to x)."""
+    T = 7
+    x, z, y, acc, loss, pre, pingpong, final = _inplace(T)
+    x0 = x.to_numpy().astype(np.float64)
+    with ti.ad.Tape(loss):
+        pre()
+        ti.ad.checkpointed(pingpong, steps=T, every=every)
+        final(z if T % 2 else x)
+    want_loss, want_grad = _inplace_reference(x0, T)
+    assert loss[None] == pytest.approx(want_loss, rel=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), want_grad, rtol=2e-4, atol=2e-5)
+    # after the Tape: the forward pass's values (x holds step 5's state, acc the full sum)
+    xs = x0.copy()
+    accs = 0.0
+    for _ in range(T):
+        accs += 0.1 * (xs * xs).sum()
+        xs = np.sin(xs) + 0.5 * xs
+    np.testing.assert_allclose((z if T % 2 else x).to_numpy(), xs, rtol=1e-5)
+    assert acc[None] == pytest.approx(accs, rel=1e-5)
+
+
+def test_two_blocks_in_one_tape_and_the_tape_views():
+    T = 4
+    x, z, y, acc, loss, pre, pingpong, final = _inplace(2 * T)
+    x0 = x.to_numpy().astype(np.float64)
+    with ti.ad.Tape(loss) as tape:
+        pre()
+        ti.ad.checkpointed(pingpong, steps=T, every=3)
+        ti.ad.checkpointed(pingpong, steps=T, every=2)   # T even: x holds the state again
+        final(x)
+    want_loss, want_grad = _inplace_reference(x0, 2 * T)
+    assert loss[None] == pytest.approx(want_loss, rel=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), want_grad, rtol=2e-4, atol=2e-5)
+    text = str(tape)
+    assert text.count('checkpointed(pingpong)') >= 2 and 'final' in text
+    assert 'checkpointed(pingpong)' in tape.to_dot()

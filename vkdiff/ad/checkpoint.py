@@ -226,8 +226,10 @@ class Checkpointed:
                     self.every = self._every_from_budget(t + 1)
         finally:
             state.tape, state.launch_watch, Storage.host_watch = tape, None, None
+        self.all_reads = set()
         for seg in self.segments:
             written.update(seg.snapshot)
+            self.all_reads |= seg.reads
         self.reads = {st: st.version for st in self.reads if st not in written}
         self.written = written
         tape.entries.append(('checkpoint', self, ()))
@@ -335,7 +337,8 @@ class Checkpointed:
         self.finals = [(st, _save(st)) for st in self.written]
         # a launch must undo its writes to these after its adjoint: an earlier segment (or a
         # launch before the block) read them without snapshotting them
-        self.cross = set(self.before)
+        # (after a grad_replaced call, which may have read anything: every write is undone)
+        self.cross = set(self.before) if self.before is not None else set(self.written)
         for seg in self.segments:
             self.cross |= seg.reads - set(seg.snapshot)
         for seg in reversed(self.segments):
@@ -445,13 +448,18 @@ def _read_before(by_first, pat):
 
 
 def _reads_of(entries):
-    """The primal Storages the Tape's launches so far read."""
+    """The primal Storages the Tape's entries so far read (launches, earlier blocks), or None
+    where a grad_replaced call (whose launches the Tape does not see) may have read anything."""
     out = set()
     for e in entries:
         if e[0] == 'kernel':
             for f in _launch_info(e[1].instance(e[2])[0])[0]:
                 if f.buffer.primal is None and node_of(f) is None:
                     out.add(f.storage)
+        elif e[0] == 'checkpoint':
+            out |= e[1].all_reads
+        else:
+            return None
     return out
 
 
