@@ -551,3 +551,30 @@ def test_two_blocks_in_one_tape_and_the_tape_views():
     text = str(tape)
     assert text.count('checkpointed(pingpong)') >= 2 and 'final' in text
     assert 'checkpointed(pingpong)' in tape.to_dot()
+
+
+def test_field_a_later_segment_reads_overwritten_after_the_block_is_refused():
+    """Segment 0 sets c, segment 1 only reads it; a launch after the block overwrites c. c is
+    written by the block (so it is not a read-only input), but segment 1's recomputation would
+    read the new value: refused (it was a silently wrong gradient)."""
+    x, c, loss, mul, _, _, final = _chain(2)
+
+    @ti.kernel
+    def set_c(v: ti.f32):
+        c[None] = v
+
+    def step(t):
+        if t == 0:
+            set_c(0.5)
+        mul(t)
+    with pytest.raises(CheckpointError, match='field c'):
+        with ti.ad.Tape(loss):
+            ti.ad.checkpointed(step, steps=2, every=1)
+            set_c(3.0)
+            final()
+    # without the overwrite: d loss / d x0 = 2 * x2 * c^2 = 2 * 0.25 * 0.25
+    x, c, loss, mul, _, _, final = _chain(2)
+    with ti.ad.Tape(loss):
+        ti.ad.checkpointed(step, steps=2, every=1)
+        final()
+    assert x.grad[0] == pytest.approx(2 * 0.25 * 0.25)

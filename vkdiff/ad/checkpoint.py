@@ -187,6 +187,7 @@ class Checkpointed:
         self.fields = {}       # Storage -> Field, for messages
         self.reads = {}        # Storage -> version after the forward pass (read, never written)
         self.finals = []       # (Storage, copy) of the state the forward pass left
+        self.first = {}        # Storage -> its version before the block first wrote it
         self._seg = self._entry = None
         self._pending = []     # launches of the operation being recorded
         self._host = []        # Storages written from Python scope since the last launch
@@ -230,7 +231,13 @@ class Checkpointed:
         for seg in self.segments:
             written.update(seg.snapshot)
             self.all_reads |= seg.reads
-        self.reads = {st: st.version for st in self.reads if st not in written}
+        # what a segment reads without snapshotting it, and no later segment writes (so that no
+        # undo brings it back), must still hold its value when the backward pass comes
+        later, check = set(), set()
+        for seg in reversed(self.segments):
+            check |= (seg.reads - seg.snapshot.keys()) - later
+            later |= seg.snapshot.keys()
+        self.reads = {st: st.version for st in check}
         self.written = written
         tape.entries.append(('checkpoint', self, ()))
         return self
@@ -273,6 +280,7 @@ class Checkpointed:
             st = _storage(f, name)
             self.fields[st] = f
             if st not in seg.snapshot:
+                self.first.setdefault(st, st.version)
                 seg.snapshot[st] = _save(st)
         for f in grads:
             seg.grads.add(_storage(f, name))
@@ -293,6 +301,7 @@ class Checkpointed:
             return
         self.fields[st] = f
         if st not in self._seg.snapshot:
+            self.first.setdefault(st, st.version)
             self._seg.snapshot[st] = _save(st)
             state.runtime().flush()  # the copy runs before the host writes the memory
         if st not in self._host:
@@ -344,6 +353,10 @@ class Checkpointed:
         for seg in reversed(self.segments):
             self._backward_segment(seg)
         self.segments = []
+        # every write to these was undone: they hold what they held before the block, and an
+        # earlier block's check of their version (what it read) must pass
+        for st in self.cross & self.written:
+            st.version = self.first[st]
 
     def _backward_segment(self, seg):
         _restore(seg.snapshot.items())
