@@ -421,10 +421,12 @@ def test_random_in_a_step_is_refused():
     @ti.kernel
     def noisy(t: ti.i32):
         x[t + 1] = x[t] * (1 + 0.01 * ti.random())
+    live = ti.ad.checkpoint_memory()['live']
     with pytest.raises(CheckpointError, match='ti.random'):
         with ti.ad.Tape(loss):
             ti.ad.checkpointed(noisy, steps=6)
             final()
+    assert ti.ad.checkpoint_memory()['live'] == live   # its snapshots went back to the pool
 
 
 def test_nested_blocks_and_forward_mode_are_refused():

@@ -95,6 +95,11 @@ def _save(st):
     return b
 
 
+def _release(copies):
+    for b in copies:
+        _pool.put(b)
+
+
 def _restore(pairs):
     for st, b in pairs:
         _copy(b, st)
@@ -225,6 +230,10 @@ class Checkpointed:
                 self._seg.stop = t + 1
                 if t == min(1, self.steps - 1) and self.every is None:
                     self.every = self._every_from_budget(t + 1)
+        except BaseException:
+            for seg in self.segments:  # (the Tape will not run this block's backward pass)
+                _release(seg.snapshot.values())
+            raise
         finally:
             state.tape, state.launch_watch, Storage.host_watch = tape, None, None
         self.all_reads = set()
