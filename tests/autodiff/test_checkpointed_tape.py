@@ -93,11 +93,19 @@ def mass_spring(T, mode, every=None, fp=ti.f32, n=8, budget=None):
 
 
 def _same(a, b):
+    """Bit for bit: the forward pass has no float atomics; the adjoints' sums into k.grad (one
+    workgroup) run in one order on the CPU drivers. On a GPU: within the full Tape's own
+    run-to-run spread."""
     assert a['loss'] == b['loss']
-    assert a['k'] == b['k']
-    np.testing.assert_array_equal(a['v0'], b['v0'])
-    np.testing.assert_array_equal(a['x0'], b['x0'])
     np.testing.assert_array_equal(a['final'], b['final'])
+    if _deterministic() or ti.lang.state.runtime().device_type == 'cpu':
+        assert a['k'] == b['k']
+        np.testing.assert_array_equal(a['v0'], b['v0'])
+        np.testing.assert_array_equal(a['x0'], b['x0'])
+    else:
+        np.testing.assert_allclose(a['k'], b['k'], rtol=1e-5)
+        np.testing.assert_allclose(a['v0'], b['v0'], rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(a['x0'], b['x0'], rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize('every', [None, 1, 4, 7, 30])
