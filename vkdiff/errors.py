@@ -55,6 +55,16 @@ class AccessRuleError(AutodiffError, TaichiAssertionError):
     checker raises TaichiAssertionError for it."""
 
 
+class CheckpointError(AutodiffError):
+    """A checkpointed block (ti.ad.checkpointed) cannot recompute its steps exactly: state that
+    its replay would not reproduce changed (a field written from Python scope inside the step, a
+    field the steps read changed before the backward pass, ti.random in a step, ...)."""
+
+
+class CheckpointBudgetError(CheckpointError, MemoryError):
+    """ti.ad.checkpointed(budget_bytes=...) is smaller than the least memory its snapshots need."""
+
+
 class TaichiRuntimeTypeError(TaichiRuntimeError, TypeError):
     """A value of the wrong type given to a compiled kernel."""
 

@@ -65,15 +65,20 @@ def test_diff_billiards_gradient_matches_finite_differences():
 
 
 def test_checkpointing_matches_stored_gradient():
+    """ti.ad.checkpointed gives the stored (full Tape) gradient bit for bit, in a fraction of
+    its field memory."""
     ck = load_example('checkpointing')
     res = ck.main(['--steps', '256', '--every', '16', '--check-fd'])
     a, b = res['stored'], res['checkpointed']
     assert np.isfinite(a['loss']) and a['loss'] > 0
-    assert a['loss'] == pytest.approx(b['loss'], rel=1e-6)
+    assert a['loss'] == b['loss']
     assert np.abs(a['grad_v_init']).max() > 1e-4          # a gradient that is not trivially zero
+    if os.environ.get('LP_NUM_THREADS') == '0':  # (float atomics in the adjoints: one order)
+        np.testing.assert_array_equal(b['grad_v_init'], a['grad_v_init'])
+        assert b['grad_stiffness'] == a['grad_stiffness']
     np.testing.assert_allclose(b['grad_v_init'], a['grad_v_init'], rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(b['grad_stiffness'], a['grad_stiffness'], rtol=1e-5, atol=1e-12)
-    assert a['states'] == 257 and b['states'] == 17 + 17
+    assert b['bytes'] * 3 < a['bytes']
     # and both are the true gradient: central differences of the checkpointed forward
     for what, ad, fd in res['fd']:
         assert ad == pytest.approx(fd, rel=0.05), what

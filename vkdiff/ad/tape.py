@@ -47,7 +47,8 @@ class Tape:
         self.clear_gradients = clear_gradients
         self.validation = validation
         self.grad_check = grad_check
-        self.entries = []   # ('kernel', kernel, args) | ('custom', func, args, kwargs)
+        self.entries = []   # ('kernel', kernel, args) | ('custom', func, args, kwargs) |
+        #                     ('checkpoint', ad.checkpoint.Checkpointed, ())
         if validation:
             # deferred: the tape validator (and the passes it uses) loads when a Tape validates
             from .tape_validation import ReadLog
@@ -165,11 +166,21 @@ class Tape:
             _PASSED[key] = [inst for _, inst, _ in kernels]  # their ids stay theirs
 
     def grad(self):
+        blocks = [e[1] for e in self.entries if e[0] == 'checkpoint']
+        try:
+            self._grad()
+        finally:
+            for b in blocks:  # (in recording order: a later block's final values win)
+                b.finish()
+
+    def _grad(self):
         for e in reversed(self.entries):
             if e[0] == 'kernel' and state.fwd is not None:
                 _adjoint_tangent(e[1], e[2])
             elif e[0] == 'kernel':
                 e[1].grad(*e[2])
+            elif e[0] == 'checkpoint':
+                e[1].backward()  # ti.ad.checkpointed: recomputes its segments (ad/checkpoint.py)
             else:
                 fn, args, kwargs = e[1], e[2], e[3]
                 if fn.grad is None:

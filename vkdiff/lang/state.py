@@ -18,6 +18,10 @@ config = {'random_seed': 0, 'device': 0, 'debug': False, 'check_out_of_bound': F
           'disable_features': (), 'print_ir': frozenset(), 'ad_stack_size': 32}
 offline = None  # the compiler.CompileOptions of a program set up without a device (init_offline)
 tape = None  # the active Tape, if any
+# called as launch_watch(kernel, instance, runtime args) before every kernel launch, even where
+# `tape` is None (inside grad_replaced functions): a checkpointed block (ad/checkpoint.py) saves
+# what the launch is about to overwrite
+launch_watch = None
 compiled_kernels = 0  # kernel instances compiled since ti.init() (Taichi's get_num_compiled_functions)
 kernel_epoch = 0  # bumped when compiled kernels must be rebuilt (a destroyed SNode tree)
 fwd = None   # the active FwdMode, if any
@@ -173,7 +177,7 @@ def _configure(device, default_fp, default_ip, random_seed, debug, disable_featu
 
 @synchronized
 def reset():
-    global generation, _runtime, tape, fwd, offline, compiled_kernels
+    global generation, _runtime, tape, fwd, offline, compiled_kernels, launch_watch
     generation += 1
     compiled_kernels = 0
     offline = None
@@ -183,7 +187,7 @@ def reset():
     temps.clear()
     for hook in reset_hooks:  # (ndarray: storages of the device being closed)
         hook()
-    tape = fwd = None
+    tape = fwd = launch_watch = None
     if _runtime is not None:
         rt, _runtime = _runtime, None
         rt.close()

@@ -324,6 +324,8 @@ class Kernel:
         args = _bind(self.sig, args, kwargs)
         inst, rargs = self.instance(args)
         tape = state.tape
+        if state.launch_watch is not None:
+            state.launch_watch(self, inst, rargs)
         t0 = timing.begin()
         if state.fwd is not None:  # inside a Tape too: the tangent kernel computes the primal
             result = state.fwd.launch(self, inst, args, rargs)

@@ -56,7 +56,11 @@ class Storage:
     mapped), 'device' (written by commands since the host last looked: needs a download, or when
     mapped only the wait for those commands)."""
 
-    __slots__ = ('rt', 'buf', 'host', 'state', 'nbytes', 'mapped', '__weakref__')
+    __slots__ = ('rt', 'buf', 'host', 'state', 'nbytes', 'mapped', 'version', '__weakref__')
+
+    # set while a checkpointed block (ad/checkpoint.py) runs its steps: called with the Storage
+    # just before the host overwrites it (so its old contents can still be saved)
+    host_watch = None
 
     def __init__(self, rt, shape, np_dtype, name=None, strides=None):
         """`strides`: element strides of the host view over the buffer (a field stored in its
@@ -84,6 +88,7 @@ class Storage:
                                                         tuple(s * item for s in strides))
         self.mapped = getattr(self.buf, 'mapped', False)  # (a native module not rebuilt yet)
         self.state = 'synced'
+        self.version = 0  # counts the commands and host writes that changed it
 
     def for_host_read(self):
         if self.state == 'device':
@@ -102,9 +107,12 @@ class Storage:
     def for_host_overwrite(self):
         """The host mirror, for a write that replaces every element (the device copy is not
         downloaded first)."""
+        if Storage.host_watch is not None:
+            Storage.host_watch(self)
         if self in (self.rt.used if self.mapped else self.rt.staged):
             self.rt.flush()
         self.state = 'synced' if self.mapped else 'host'
+        self.version += 1
         return self.host
 
 
@@ -213,6 +221,7 @@ class Runtime:
             if st.state == 'host':
                 self.upload(st)
             st.state = 'device'
+            st.version += 1
         self._hazard(reads, writes)
         self.used.update(reads)  # (staged storages too: cheaper than sorting them out)
         self.used.update(writes)
@@ -227,6 +236,7 @@ class Runtime:
         write, ordered by the same barriers as dispatches). The whole buffer is written, so a
         newer host copy is not uploaded first."""
         st.state = 'device'
+        st.version += 1
         self._hazard((), (st,))
         self.used.add(st)
         self.batch.fill(st.buf, 0, st.nbytes, word)
@@ -239,6 +249,7 @@ class Runtime:
         if src.state == 'host':
             self.upload(src)
         dst.state = 'device'
+        dst.version += 1
         self._hazard((src,), (dst,))
         self.used.update((src, dst))
         self.batch.copy(src.buf, dst.buf, 0, 0, src.nbytes)
