@@ -1,10 +1,11 @@
-"""ti.algorithms.parallel_sort: Batcher's odd-even merge sort against numpy.sort on sizes
-around powers of two, signed/unsigned/float keys, values carried along, offsets, errors."""
+"""ti.algorithms.parallel_sort: the merge sort by ranks against numpy's stable argsort on sizes
+around powers of two, signed/unsigned/float keys (NaN, inf, -0.0), stability with many equal
+keys, values carried along, offsets, errors."""
 import numpy as np
 import pytest
 
 import vkdiff as ti
-from vkdiff.algorithms.sort import merge_passes
+from vkdiff.algorithms.sort import merge_widths
 
 
 @pytest.mark.parametrize('n', [1, 2, 3, 255, 256, 257, 1000, 65537])
@@ -17,8 +18,7 @@ def test_sort_i32_keys_with_values(n):
     ti.algorithms.parallel_sort(keys, values)
     gk, gv = keys.to_numpy(), values.to_numpy()
     np.testing.assert_array_equal(gk, np.sort(k))
-    np.testing.assert_array_equal(np.sort(gv), np.arange(n))  # a permutation...
-    np.testing.assert_array_equal(k[gv], gk)                   # ...that sorts the keys
+    np.testing.assert_array_equal(gv, np.argsort(k, kind='stable'))
 
 
 @pytest.mark.parametrize('dtype,npdt', [(ti.f32, np.float32), (ti.u32, np.uint32)])
@@ -50,11 +50,24 @@ def test_sort_offset_fields(offset):
     np.testing.assert_array_equal(values.to_numpy(), np.sort(k) * 2)
 
 
-def test_merge_passes_count():
-    for n in (2, 3, 1024, 100001):
-        levels = (n - 1).bit_length()
-        assert len(merge_passes(n)) == levels * (levels + 1) // 2
-    assert merge_passes(1) == []
+def test_merge_widths():
+    assert merge_widths(1) == [] and merge_widths(2) == [1] and merge_widths(5) == [1, 2, 4]
+    assert len(merge_widths(100001)) == 17
+
+
+@pytest.mark.parametrize('n', [7, 1000, 4097])
+def test_sort_is_stable_and_orders_nan_last(n):
+    rng = np.random.default_rng(n)
+    k = rng.integers(0, 5, n).astype(np.float32)  # many equal keys
+    k[rng.random(n) < 0.1] = np.nan
+    k[0] = -np.inf
+    keys, values = ti.field(ti.f32, n), ti.field(ti.i32, n)
+    keys.from_numpy(k)
+    values.from_numpy(np.arange(n, dtype=np.int32))
+    ti.algorithms.parallel_sort(keys, values)
+    order = np.argsort(k, kind='stable')  # numpy: NaN last, equal keys in input order
+    np.testing.assert_array_equal(values.to_numpy(), order)
+    np.testing.assert_array_equal(keys.to_numpy(), k[order])
 
 
 def test_sort_errors_leave_data_intact():

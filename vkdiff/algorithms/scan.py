@@ -2,13 +2,13 @@
 (scan) of a 1-D field, as in Taichi 1.7.4 (python/taichi/algorithms/_algorithms.py).
 
 A multi-pass reduce-then-scan, so it needs no forward progress between workgroups (no
-decoupled look-back, no spin-wait): the values are copied into level 0 of one scratch field;
-each level is cut into chunks of CHUNK elements and one invocation sums each chunk into the
-next level, until a level fits one chunk. That top level is scanned by one invocation; then,
-from the top down, each invocation scans its chunk of a level serially, starting from the
+decoupled look-back, no spin-wait): level 0 is the field itself; each level is cut into chunks
+of CHUNK elements and one invocation sums each chunk into the next level (the levels above 0
+lie in one scratch field), until a level fits one chunk. That top level is scanned by one
+invocation; then, from the top down, each invocation scans its chunk of a level serially, starting from the
 inclusive sum of the chunks before it (the scanned level above). Every pass is its own kernel
-launch, so the launches' ordering is the only synchronisation. Work: about 3 reads and 2 writes
-per element; ceil(log_CHUNK(n)) levels.
+launch, so the launches' ordering is the only synchronisation. Work: 2 reads and 1 write per element
+(and 1/CHUNK of that above); ceil(log_CHUNK(n)) levels, 2 * levels - 1 launches.
 
 Taichi allows only ti.i32; vkdiff also scans u32 and f32 (and i64/u64/f64 where the device has
 them). Integer sums wrap as in Taichi.
@@ -27,56 +27,47 @@ _kernel_cache = {}
 
 
 def _kernels(dtype):
-    """(blit_in, blit_out, reduce_chunks, scan_chunks) for one element dtype."""
+    """(reduce_chunks, scan_chunks) for one element dtype; each takes its fields as templates
+    with the index of their first element, so level 0 is the caller's field itself."""
     key = str(dtype)
     if key in _kernel_cache:
         return _kernel_cache[key]
-
     zero = 0.0 if str(dtype).startswith('f') else 0  # dtype(0) of a float type is an error
 
     @kernel
-    def blit_in(arr: template(), buf: template(), off: T.i32, n: T.i32):
-        for t in range(n):
-            buf[t] = arr[t + off]
-
-    @kernel
-    def blit_out(arr: template(), buf: template(), off: T.i32, n: T.i32):
-        for t in range(n):
-            arr[t + off] = buf[t]
-
-    @kernel
-    def reduce_chunks(buf: template(), src: T.i32, n: T.i32, dst: T.i32, m: T.i32):
+    def reduce_chunks(src: template(), so: T.i32, n: T.i32, dst: template(), do: T.i32,
+                      m: T.i32):
         for t in range(m):
             s = dtype(zero)
             hi = min(t * CHUNK + CHUNK, n)
             for q in range(t * CHUNK, hi):
-                s += buf[src + q]
-            buf[dst + t] = s
+                s += src[so + q]
+            dst[do + t] = s
 
     @kernel
-    def scan_chunks(buf: template(), src: T.i32, n: T.i32, sums: T.i32, m: T.i32):
+    def scan_chunks(a: template(), ao: T.i32, n: T.i32, sums: template(), so: T.i32, m: T.i32):
         for t in range(m):
             carry = dtype(zero)
             if t > 0:
-                carry = buf[sums + t - 1]
+                carry = sums[so + t - 1]
             hi = min(t * CHUNK + CHUNK, n)
             for q in range(t * CHUNK, hi):
-                carry += buf[src + q]
-                buf[src + q] = carry
+                carry += a[ao + q]
+                a[ao + q] = carry
 
-    _kernel_cache[key] = (blit_in, blit_out, reduce_chunks, scan_chunks)
+    _kernel_cache[key] = (reduce_chunks, scan_chunks)
     return _kernel_cache[key]
 
 
 def scan_levels(length):
-    """[(start, size)] of each level in the scratch buffer, level 0 first, and the total size."""
-    levels, start, n = [], 0, length
-    while True:
+    """[(start, size)] of each level: level 0 is the field itself (start 0), the others lie one
+    after another in the scratch buffer; and the scratch size (at least 1)."""
+    levels, start, n = [(0, length)], 0, length
+    while n > CHUNK:
+        n = (n + CHUNK - 1) // CHUNK
         levels.append((start, n))
         start += n
-        if n <= CHUNK:
-            return levels, start
-        n = (n + CHUNK - 1) // CHUNK
+    return levels, max(start, 1)
 
 
 class PrefixSumExecutor:
@@ -111,21 +102,21 @@ class PrefixSumExecutor:
         if input_arr.shape[0] < self.sorting_length:
             raise TaichiRuntimeError(f'PrefixSumExecutor({self.sorting_length}).run: the field has '
                                      f'only {input_arr.shape[0]} elements')
-        blit_in, blit_out, reduce_chunks, scan_chunks = _kernels(dtype)
+        reduce_chunks, scan_chunks = _kernels(dtype)
         buf = self._buffer(dtype)
         off = input_arr.offset[0] if input_arr.offset else 0
-        lv = self.levels
-        blit_in(input_arr, buf, off, self.sorting_length)
-        for (src, n), (dst, m) in zip(lv, lv[1:]):
-            reduce_chunks(buf, src, n, dst, m)
-        top, ntop = lv[-1]
-        scan_chunks(buf, top, ntop, top, 1)
-        for (src, n), (sums, m) in reversed(list(zip(lv, lv[1:]))):
-            scan_chunks(buf, src, n, sums, m)
-        blit_out(input_arr, buf, off, self.sorting_length)
+        # level 0 is input_arr (its first element at index off), the others are in buf
+        fields = [(input_arr, off)] + [(buf, start) for start, _ in self.levels[1:]]
+        sizes = [n for _, n in self.levels]
+        for l in range(len(sizes) - 1):
+            reduce_chunks(*fields[l], sizes[l], *fields[l + 1], sizes[l + 1])
+        scan_chunks(*fields[-1], sizes[-1], *fields[-1], 1)
+        for l in reversed(range(len(sizes) - 1)):
+            scan_chunks(*fields[l], sizes[l], *fields[l + 1], sizes[l + 1])
 
     def destroy(self):
-        """Free the scratch fields now (else they live as long as the program)."""
+        """Free the scratch fields now (else they live as long as the program; destroying a
+        field tree makes every kernel compile again at its next launch, as in Taichi)."""
         for _, tree in self._scratch.values():
             tree.destroy()
         self._scratch = {}
