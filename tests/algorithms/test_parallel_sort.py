@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import vkdiff as ti
-from vkdiff.algorithms.sort import merge_widths
+from vkdiff.algorithms.sort import CHUNK, merge_widths
 
 
-@pytest.mark.parametrize('n', [1, 2, 3, 255, 256, 257, 1000, 65537])
+@pytest.mark.parametrize('n', [1, 2, 3, 15, 16, 17, 33, 255, 256, 257, 1000, 65537])
 def test_sort_i32_keys_with_values(n):
     rng = np.random.default_rng(n)
     k = rng.integers(-2 ** 31, 2 ** 31 - 1, n).astype(np.int32)
@@ -51,8 +51,9 @@ def test_sort_offset_fields(offset):
 
 
 def test_merge_widths():
-    assert merge_widths(1) == [] and merge_widths(2) == [1] and merge_widths(5) == [1, 2, 4]
-    assert len(merge_widths(100001)) == 17
+    assert merge_widths(1) == [] and merge_widths(CHUNK) == []
+    assert merge_widths(CHUNK + 1) == [CHUNK] and merge_widths(4 * CHUNK) == [CHUNK, 2 * CHUNK]
+    assert len(merge_widths(100001)) == 17 - CHUNK.bit_length() + 1
 
 
 @pytest.mark.parametrize('n', [7, 1000, 4097])

@@ -1,17 +1,20 @@
 """API layer (face floor): `ti.algorithms.parallel_sort(keys, values=None)`, an in-place ascending
 sort of a 1-D scalar field, carrying `values` along, as in Taichi 1.7.4.
 
-A stable merge sort by ranks, log2(n) passes: pass w merges each pair of sorted runs of w
-elements into a run of 2 w. One invocation per element computes where its element lands: its
-place in its own run plus its rank in the other run, found by binary search (a left-run element
-counts the right run's smaller keys, a right-run element the left run's keys not greater than
-it, so equal keys keep their order). Every pass is one kernel launch, reading one buffer and
-writing the other (the keys' field and a scratch field, in turn); no invocation waits on
-another, so it needs no forward progress between workgroups. O(n log^2 n) comparisons, log2(n)
-launches (Taichi's odd-even merge sort needs log2(n) (log2(n) + 1) / 2).
+A stable merge sort: the keys (and values) are copied into a scratch field; one invocation
+per chunk of CHUNK elements insertion-sorts it; then pass w (w = CHUNK, 2 CHUNK, ... < n) merges
+each pair of sorted runs of w into a run of 2 w, each invocation writing CHUNK consecutive
+outputs: a binary search along its diagonal of the two runs (merge path) finds where they
+start, then it merges serially (a left-run element goes first among equal keys, so the sort
+is stable); the result is copied back. Every pass is one kernel launch, reading one scratch
+copy and writing the other (the two halves of one scratch field); no invocation waits on another, so it needs no forward progress
+between workgroups. log2(n / CHUNK) + 3 launches (Taichi's odd-even merge sort needs
+log2(n) (log2(n) + 1) / 2). The scratch copies are cached for the last KEEP_SCRATCH shapes, so
+the sorting kernels compile once per shape and dtype; only the copies in and out compile for
+each caller's fields.
 
-Keys: any scalar type; float keys are ordered with NaN after +inf (a total order, so the ranks
-always form a permutation); -0.0 and 0.0 are equal; on a device that flushes subnormals, as
+Keys: any scalar type; float keys are ordered with NaN after +inf (a total order, so the merge
+is well defined); -0.0 and 0.0 are equal; on a device that flushes subnormals, as
 SwiftShader, a subnormal key compares equal to 0. Values: a 1-D scalar field at least as long.
 Unlike Taichi's sort, this one is stable.
 """
@@ -24,57 +27,95 @@ from ..lang.fields_builder import FieldsBuilder
 from ..launch.kernel import kernel, template
 
 
+CHUNK = 16  # elements one invocation sorts (first pass) or merges (later passes) serially
+
+
+@kernel
+def _sort_chunks(k: template(), v: template(), use_values: template(), is_float: template(),
+                 ko: T.i32, vo: T.i32, n: T.i32):
+    """Stable insertion sort of each chunk of CHUNK elements, in place."""
+    for c in range((n + CHUNK - 1) // CHUNK):
+        lo = c * CHUNK
+        hi = min(lo + CHUNK, n)
+        for q in range(lo + 1, hi):
+            key = k[q + ko]
+            val = v[q + vo]
+            p = q
+            moving = True
+            while moving and p > lo:
+                prev = k[p - 1 + ko]
+                gt = prev > key
+                if api.static(is_float):
+                    gt = (key < prev) | ((key == key) & (prev != prev))
+                if gt:
+                    k[p + ko] = prev
+                    if api.static(use_values):
+                        v[p + vo] = v[p - 1 + vo]
+                    p -= 1
+                else:
+                    moving = False
+            k[p + ko] = key
+            if api.static(use_values):
+                v[p + vo] = val
+
+
 @kernel
 def _merge_pass(src_k: template(), src_v: template(), dst_k: template(), dst_v: template(),
                 use_values: template(), is_float: template(), so: T.i32, svo: T.i32, do: T.i32,
                 dvo: T.i32, n: T.i32, w: T.i32):
+    """Merge each pair of sorted runs of w (a multiple of CHUNK) into one run of 2 w: each
+    invocation writes CHUNK consecutive outputs, finding where they start in the two runs by a
+    binary search along its diagonal (merge path), then merging serially. A left-run element
+    goes first among equals, so the merge is stable."""
     # so, svo / do, dvo: the index offsets of the source / destination keys, values
-    for t in range(n):
-        r = t // w
-        base = (r // 2) * 2 * w
-        key = src_k[t + so]
-        lo = base + w
-        other_end = min(base + 2 * w, n)
-        left = r % 2 == 0
-        if not left:
-            lo = base
-            other_end = base + w
-        a = min(lo, n)
-        b = max(other_end, a)
-        while a < b:
-            mid = (a + b) // 2
-            probe = src_k[mid + so]
-            before = False
-            if left:  # count the right run's keys < key
-                if api.static(is_float):
-                    before = (probe < key) | ((probe == probe) & (key != key))
-                else:
-                    before = probe < key
-            else:  # count the left run's keys <= key, i.e. not key < probe
-                if api.static(is_float):
-                    before = not ((key < probe) | ((key == key) & (probe != probe)))
-                else:
-                    before = not (key < probe)
-            if before:
-                a = mid + 1
+    for c in range((n + CHUNK - 1) // CHUNK):
+        start = c * CHUNK
+        base = (start // (2 * w)) * 2 * w
+        len_l = min(w, n - base)
+        len_r = max(0, min(w, n - base - w))
+        d = start - base
+        lo = max(0, d - len_r)
+        hi = min(d, len_l)
+        while lo < hi:  # the first i with R[d - 1 - i] < L[i]
+            mid = (lo + hi) // 2
+            lk = src_k[base + mid + so]
+            rk = src_k[base + w + d - 1 - mid + so]
+            r_first = rk < lk
+            if api.static(is_float):
+                r_first = (rk < lk) | ((rk == rk) & (lk != lk))
+            if r_first:
+                hi = mid
             else:
-                b = mid
-        own = t - base
-        if not left:
-            own = t - base - w
-        dest = base + own + (a - min(lo, n))
-        dst_k[dest + do] = key
-        if api.static(use_values):
-            dst_v[dest + dvo] = src_v[t + svo]
+                lo = mid + 1
+        i = lo
+        j = d - lo
+        for q in range(start, min(start + CHUNK, n)):
+            take_left = i < len_l
+            if take_left and j < len_r:
+                lk = src_k[base + i + so]
+                rk = src_k[base + w + j + so]
+                r_first = rk < lk
+                if api.static(is_float):
+                    r_first = (rk < lk) | ((rk == rk) & (lk != lk))
+                take_left = not r_first
+            src = base + w + j
+            if take_left:
+                src = base + i
+                i += 1
+            else:
+                j += 1
+            dst_k[q + do] = src_k[src + so]
+            if api.static(use_values):
+                dst_v[q + dvo] = src_v[src + svo]
 
 
 @kernel
-def _copy_back(src_k: template(), src_v: template(), dst_k: template(), dst_v: template(),
-               use_values: template(), ko: T.i32, vo: T.i32, n: T.i32):
+def _copy(src_k: template(), src_v: template(), dst_k: template(), dst_v: template(),
+          use_values: template(), so: T.i32, svo: T.i32, do: T.i32, dvo: T.i32, n: T.i32):
     for t in range(n):
-        dst_k[t + ko] = src_k[t]
+        dst_k[t + do] = src_k[t + so]
         if api.static(use_values):
-            dst_v[t + vo] = src_v[t]
+            dst_v[t + dvo] = src_v[t + svo]
 
 
 def _check_1d(name, f):
@@ -85,8 +126,8 @@ def _check_1d(name, f):
 
 
 def merge_widths(n):
-    """The run width w of each pass, in order."""
-    out, w = [], 1
+    """The run width w of each merge pass, in order (runs of CHUNK come sorted)."""
+    out, w = [], CHUNK
     while w < n:
         out.append(w)
         w *= 2
@@ -104,22 +145,26 @@ def parallel_sort(keys, values=None):
         if values.shape[0] < n:
             raise TaichiRuntimeError(f'parallel_sort: values has {values.shape[0]} elements, '
                                      f'keys {n}')
-    widths = merge_widths(n)
-    if not widths:
+    if n < 2:
         return
+    widths = merge_widths(n)
     is_float = T.resolve(keys.dtype) in (T.f16, T.f32, T.f64)
-    tk, tv = _scratch(n, keys.dtype, values.dtype if use_values else None)
-    tv = tv if use_values else tk
+    # the sorting kernels see only the cached scratch fields, so they compile once per shape
+    # and dtype; only the two copies are compiled for each caller's fields
+    # (one field of 2 n for each: the passes read one half and write the other, so a single
+    # compiled merge kernel serves both directions)
+    sk, sv = _scratch(n, keys.dtype, values.dtype if use_values else None)
     vals = values if use_values else keys
-    bufs = [(keys, vals, ko, vo), (tk, tv, 0, 0)]
+    _copy(keys, vals, sk, sv, use_values, ko, vo, 0, 0, n)
+    _sort_chunks(sk, sv, use_values, is_float, 0, 0, n)
     for step, w in enumerate(widths):
-        (sk, sv, so, svo), (dk, dv, do, dvo) = bufs[step % 2], bufs[(step + 1) % 2]
-        _merge_pass(sk, sv, dk, dv, use_values, is_float, so, svo, do, dvo, n, w)
-    if len(widths) % 2:
-        _copy_back(tk, tv, keys, vals, use_values, ko, vo, n)
+        src, dst = (step % 2) * n, ((step + 1) % 2) * n
+        _merge_pass(sk, sv, sk, sv, use_values, is_float, src, src, dst, dst, n, w)
+    last = (len(widths) % 2) * n
+    _copy(sk, sv, keys, vals, use_values, last, last, ko, vo, n)
 
 
-_SCRATCH = {}  # (n, key dtype, value dtype) -> (keys, values, tree), the last few sorts'
+_SCRATCH = {}  # (n, key dtype, value dtype) -> (keys, values, tree) of 2 n each, the last few sorts'
 KEEP_SCRATCH = 4
 _scratch_generation = [None]  # the program (ti.init) the cached fields belong to
 
@@ -133,10 +178,10 @@ def _scratch(n, kdt, vdt):
     key = (n, str(kdt), str(vdt))
     if key not in _SCRATCH:  # (destroying a tree makes every kernel compile again: rarely)
         while len(_SCRATCH) >= KEEP_SCRATCH:
-            _SCRATCH.pop(next(iter(_SCRATCH)))[2].destroy()
+            _SCRATCH.pop(next(iter(_SCRATCH)))[-1].destroy()
         fb = FieldsBuilder()
-        tk = field(kdt)
-        tv = field(vdt) if vdt is not None else None
-        fb.dense(axis_i, n).place(*((tk, tv) if tv is not None else (tk,)))
-        _SCRATCH[key] = (tk, tv, fb.finalize())
+        sk = field(kdt)
+        sv = field(vdt) if vdt is not None else sk
+        fb.dense(axis_i, 2 * n).place(*((sk, sv) if vdt is not None else (sk,)))
+        _SCRATCH[key] = (sk, sv, fb.finalize())
     return _SCRATCH[key][:2]
