@@ -80,4 +80,6 @@ def test_sort_errors_leave_data_intact():
         ti.algorithms.parallel_sort(ti.field(ti.i32, (2, 4)))
     with pytest.raises(TypeError, match='1-D field'):
         ti.algorithms.parallel_sort(keys, ti.Vector.field(2, ti.i32, 8))
+    with pytest.raises(TypeError, match='sorts fields.*ndarray'):
+        ti.algorithms.parallel_sort(ti.ndarray(ti.i32, 8))
     np.testing.assert_array_equal(keys.to_numpy(), np.arange(8, 0, -1))

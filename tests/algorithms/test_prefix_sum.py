@@ -88,6 +88,9 @@ def test_scan_errors_leave_data_intact():
     b = ti.field(ti.u8, 10)
     with pytest.raises(TypeError, match='scalars'):
         ti.algorithms.PrefixSumExecutor(10).run(b)
+    nd = ti.ndarray(ti.i32, 10)
+    with pytest.raises(TypeError, match='scans fields.*ndarray'):
+        ti.algorithms.PrefixSumExecutor(10).run(nd)
     with pytest.raises(RuntimeError, match='positive'):
         ti.algorithms.PrefixSumExecutor(0)
     np.testing.assert_array_equal(f.to_numpy(), np.arange(10))

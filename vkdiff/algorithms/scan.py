@@ -17,6 +17,7 @@ from .. import types as T
 from ..errors import TaichiRuntimeError, VkdiffTypeError
 from ..lang.field import Field, field
 from ..lang.fields_builder import FieldsBuilder
+from ..lang.ndarray import Ndarray
 from ..lang.field import i as axis_i
 from ..launch.kernel import kernel, template
 
@@ -92,6 +93,9 @@ class PrefixSumExecutor:
 
     def run(self, input_arr):
         """Replace input_arr[o + k] by the sum of input_arr[o .. o + k] (o: its offset)."""
+        if isinstance(input_arr, Ndarray):
+            raise VkdiffTypeError('PrefixSumExecutor.run scans fields, as Taichi\'s does; got an '
+                                  'ndarray')
         if not isinstance(input_arr, Field) or len(input_arr.shape) != 1:
             raise TaichiRuntimeError(f'PrefixSumExecutor.run needs a 1-D scalar field, got '
                                      f'{type(input_arr).__name__}')

@@ -24,6 +24,7 @@ from ..lang import api, state
 from ..lang.field import Field, field
 from ..lang.field import i as axis_i
 from ..lang.fields_builder import FieldsBuilder
+from ..lang.ndarray import Ndarray
 from ..launch.kernel import kernel, template
 
 
@@ -118,7 +119,13 @@ def _copy(src_k: template(), src_v: template(), dst_k: template(), dst_v: templa
             dst_v[t + dvo] = src_v[t + svo]
 
 
+MAX_LENGTH = 1 << 30  # the scratch field holds 2 n, indexed in i32
+
+
 def _check_1d(name, f):
+    if isinstance(f, Ndarray):
+        raise VkdiffTypeError(f'parallel_sort sorts fields, as Taichi\'s does; {name} is an '
+                              f'ndarray')
     if not isinstance(f, Field) or len(f.shape) != 1 or tuple(f.elem_shape):
         raise VkdiffTypeError(f'parallel_sort: {name} must be a 1-D field of scalars, got '
                               f'{type(f).__name__}')
@@ -138,6 +145,8 @@ def parallel_sort(keys, values=None):
     """Sort keys ascending in place (stable); values (if given) get the same permutation."""
     ko = _check_1d('keys', keys)
     n = keys.shape[0]
+    if n > MAX_LENGTH:
+        raise TaichiRuntimeError(f'parallel_sort: {n} keys; at most {MAX_LENGTH}')
     use_values = values is not None
     vo = ko
     if use_values:
