@@ -58,6 +58,7 @@ from .ad import Tape
 
 from .gui import GUI
 from . import ui  # ti.ui: GGUI (Window, Canvas, Scene, Camera) on a CPU rasteriser
+from . import algorithms  # ti.algorithms: PrefixSumExecutor, parallel_sort (multi-pass kernels)
 from . import linalg  # ti.linalg: matrix-free solvers, SparseMatrixBuilder (assembled in kernels), SparseSolver (host)
 from . import graph  # ti.graph: GraphBuilder, Graph.run (kernels launched in order)
 from . import profiler  # ti.profiler: kernel launch times (host-measured)

@@ -1,10 +1,16 @@
 """ti.linalg sparse matrices: a builder filled in a kernel (duplicates summed, cleared on
 build), SparseMatrix arithmetic and products against numpy, SparseSolver against
 numpy.linalg.solve, ndarray inputs/outputs, and clear errors."""
+import importlib.util
+
 import numpy as np
 import pytest
 
 import vkdiff as ti
+
+# SparseSolver factorises with scipy (the `test` and `sparse` extras; tools/setup.sh installs it)
+needs_scipy = pytest.mark.skipif(importlib.util.find_spec('scipy') is None,
+                                 reason='SparseSolver needs scipy')
 
 
 def _laplacian(n):
@@ -70,6 +76,7 @@ def test_sparse_matrix_arithmetic():
         A + ti.linalg.SparseMatrix(n, n + 1)
 
 
+@needs_scipy
 @pytest.mark.parametrize('solver_type', ['LLT', 'LDLT', 'LU'])
 def test_sparse_solver(solver_type):
     n = 8
@@ -90,6 +97,7 @@ def test_sparse_solver(solver_type):
     assert isinstance(xn, ti.Ndarray) and np.allclose(xn.to_numpy(), x)
 
 
+@needs_scipy
 def test_solver_reports_failure_and_bad_input():
     A = ti.linalg.SparseMatrix(sm=np.array([[1.0, 2.0], [2.0, 1.0]]))   # not positive definite
     s = ti.linalg.SparseSolver(solver_type='LLT')

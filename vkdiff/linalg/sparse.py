@@ -1,23 +1,26 @@
-"""API layer: ``ti.linalg`` sparse matrices (Taichi's SparseMatrixBuilder, SparseMatrix,
-SparseSolver), assembled on the device and solved on the host.
+"""API layer: ``ti.linalg`` sparse matrices (Taichi's SparseMatrixBuilder, SparseMatrix),
+assembled on the device and stored sparsely on the host.
 
 A SparseMatrixBuilder is an (n, m) dense field: in a kernel that takes it as
 ``ti.types.sparse_matrix_builder()``, ``A[i, j] += v`` is an atomic add into it (Taichi appends
-a triplet and sums duplicates when it builds, so the matrix is the same). ``build()`` reads it
-back into a SparseMatrix and clears the builder, as Taichi does. A SparseMatrix holds its values
-as a dense numpy array; SparseSolver factorises with numpy in float64 (LLT: Cholesky; LDLT and
-LU: LU) and returns the solution in the matrix's dtype. Meant for the small systems of Taichi's
-examples: storage is n*m values (more than 2**26 is an error), not a triplet list.
-The matrix-free solvers (LinearOperator, MatrixFreeCG, MatrixFreeBICGSTAB) live in
-vkdiff/linalg/matrixfree.py.
+a triplet and sums duplicates when it builds, so the matrix is the same). The builder is dense
+(n*m values, at most 2**26), so it is meant for the systems of Taichi's examples. ``build()``
+reads it back into a SparseMatrix and clears the builder, as Taichi does.
+A SparseMatrix is compressed sparse rows (csr.py: only the stored entries, any size);
+``build_from_ndarray`` fills one from an ndarray of (row, col, value) triplets. The direct
+solver (SparseSolver) is in sparse_solver.py, the device conjugate gradient (SparseCG) in
+sparse_cg.py, the matrix-free solvers in matrixfree.py.
 """
 import numpy as np
 
 from .. import types as T
-from ..errors import TaichiRuntimeError, VkdiffValueError
+from ..errors import TaichiRuntimeError, VkdiffIndexError, VkdiffValueError
 from ..lang.field import Field
 from ..lang.types_api import sparse_matrix_builder  # noqa: F401  (also ti.types.)
 from ..lang.ndarray import ndarray, Ndarray
+from .csr import Csr
+
+__all__ = ["SparseMatrixBuilder", "SparseMatrix", "sparse_matrix_builder"]
 
 MAX_ENTRIES = 1 << 26
 
@@ -50,24 +53,59 @@ class SparseMatrixBuilder(Field):
 
     def build(self, dtype=None, _format="CSR"):
         """The SparseMatrix of what kernels added; the builder is cleared for the next assembly."""
-        sm = SparseMatrix(sm=self.to_numpy(), dtype=dtype or self.dtype)
+        sm = SparseMatrix(sm=Csr.from_dense(self.to_numpy(), _np_dtype(dtype or self.dtype)),
+                          dtype=dtype or self.dtype)
         self.fill(0)
         return sm
 
 
 class SparseMatrix:
+    """An (n, m) sparse matrix in compressed sparse rows (`self.csr`)."""
+
     def __init__(self, n=None, m=None, sm=None, dtype=T.f32, storage_format="col_major"):
         self.dtype = dtype
+        npdt = _np_dtype(dtype)
         if sm is None:
-            self.matrix = np.zeros((n, m if m else n), _np_dtype(dtype))
+            if not n or n < 1 or (m is not None and m < 1):
+                raise VkdiffValueError(f"SparseMatrix: bad size ({n}, {m})")
+            self.csr = Csr.empty((n, m if m else n), npdt)
+        elif isinstance(sm, SparseMatrix):
+            self.csr = sm.csr.astype(npdt)
+        elif isinstance(sm, Csr):
+            self.csr = sm.astype(npdt)
         else:
-            self.matrix = np.array(sm.matrix if isinstance(sm, SparseMatrix) else sm,
-                                   dtype=_np_dtype(dtype))
-        self.n, self.m = self.matrix.shape
+            self.csr = Csr.from_dense(sm, npdt)
+        self.n, self.m = self.csr.shape
 
     @property
     def shape(self):
         return (self.n, self.m)
+
+    @property
+    def nnz(self):
+        """The number of stored entries."""
+        return self.csr.nnz
+
+    def build_from_ndarray(self, ndarray):
+        """Fill the matrix from (row, col, value) triplets: an ndarray whose elements, read in
+        order, are row0, col0, value0, row1, ... (e.g. a ti.Vector.ndarray(3, ...)); duplicate
+        positions are summed, as Taichi does. Replaces what the matrix held."""
+        if not isinstance(ndarray, Ndarray):
+            raise TaichiRuntimeError(f"build_from_ndarray needs a ti.ndarray, got "
+                                     f"{type(ndarray).__name__}")
+        flat = np.asarray(ndarray.to_numpy(), np.float64).ravel()
+        if flat.size % 3:
+            raise TaichiRuntimeError("The number of ndarray elements must have a length that is "
+                                     "divisible by 3.")
+        t = flat.reshape(-1, 3)
+        rc = t[:, :2]
+        if not np.array_equal(rc, np.round(rc)):
+            raise TaichiRuntimeError("build_from_ndarray: a row or column index is not a whole "
+                                     "number")
+        try:
+            self.csr = Csr.from_coo(self.shape, t[:, 0], t[:, 1], t[:, 2], _np_dtype(self.dtype))
+        except IndexError as e:
+            raise TaichiRuntimeError(f"build_from_ndarray: {e}") from None
 
     def _same_shape(self, other, op):
         if not isinstance(other, SparseMatrix):
@@ -76,39 +114,39 @@ class SparseMatrix:
         if other.shape != self.shape:
             raise TaichiRuntimeError(f"Dimension mismatch between sparse matrices {self.shape} "
                                      f"and {other.shape}")
-        return other.matrix
+        return other.csr
 
-    def _new(self, a):
-        return SparseMatrix(sm=a, dtype=self.dtype)
+    def _new(self, csr):
+        return SparseMatrix(sm=csr, dtype=self.dtype)
 
     def __add__(self, other):
-        return self._new(self.matrix + self._same_shape(other, '+'))
+        return self._new(self.csr.plus(self._same_shape(other, '+')))
 
     def __sub__(self, other):
-        return self._new(self.matrix - self._same_shape(other, '-'))
+        return self._new(self.csr.plus(self._same_shape(other, '-'), -1.0))
 
     def __iadd__(self, other):
-        self.matrix += self._same_shape(other, '+=')
+        self.csr = self.csr.plus(self._same_shape(other, '+='))
         return self
 
     def __isub__(self, other):
-        self.matrix -= self._same_shape(other, '-=')
+        self.csr = self.csr.plus(self._same_shape(other, '-='), -1.0)
         return self
 
     def __mul__(self, other):
         """A scalar multiple, or the element-wise product with a SparseMatrix."""
-        if isinstance(other, (int, float, np.floating)) and not isinstance(other, bool):
-            return self._new(self.matrix * other)
-        return self._new(self.matrix * self._same_shape(other, '*'))
+        if isinstance(other, (int, float, np.floating, np.integer)) and not isinstance(other, bool):
+            return self._new(self.csr.scaled(other))
+        return self._new(self.csr.times(self._same_shape(other, '*')))
 
     def __rmul__(self, other):
         return self.__mul__(other)
 
     def __neg__(self):
-        return self._new(-self.matrix)
+        return self._new(self.csr.scaled(-1))
 
     def transpose(self):
-        return self._new(self.matrix.T)
+        return self._new(self.csr.transpose())
 
     def __matmul__(self, other):
         """With a SparseMatrix: their product; with a field or numpy vector: a numpy vector; with
@@ -117,107 +155,56 @@ class SparseMatrix:
             if self.m != other.n:
                 raise TaichiRuntimeError(f"Dimension mismatch between sparse matrices "
                                          f"{self.shape} and {other.shape}")
-            return self._new(self.matrix @ other.matrix)
+            return self._new(self.csr.matmul(other.csr))
         nd = isinstance(other, Ndarray)
         vec = other.to_numpy() if isinstance(other, Field) else np.asarray(other)
         if vec.ndim != 1 or vec.shape[0] != self.m:
             raise TaichiRuntimeError(f"Dimension mismatch between sparse matrix {self.shape} and "
                                      f"vector ({vec.shape})")
-        res = self.matrix.astype(np.float64) @ vec.astype(np.float64)
-        return _as_ndarray(res, other.dtype) if nd else res.astype(self.matrix.dtype)
+        res = self.csr.matvec(vec)
+        return _as_ndarray(res, other.dtype) if nd else res.astype(self.csr.data.dtype)
+
+    def _index(self, indices):
+        i, j = (int(k) for k in indices)
+        if not (0 <= i < self.n and 0 <= j < self.m):
+            raise VkdiffIndexError(f"sparse matrix {self.shape}: no entry ({i}, {j})")
+        return i, j
 
     def __getitem__(self, indices):
-        return self.matrix[indices[0], indices[1]]
+        i, j = self._index(indices)
+        p = self.csr.find(i, j)
+        return self.csr.data[p] if p >= 0 else self.csr.data.dtype.type(0)
 
     def __setitem__(self, indices, value):
-        self.matrix[indices[0], indices[1]] = value
+        i, j = self._index(indices)
+        p = self.csr.find(i, j)
+        if p >= 0:
+            self.csr.data[p] = value
+        else:
+            r, c, v = self.csr.coo()
+            self.csr = Csr.from_coo(self.shape, np.append(r, i), np.append(c, j),
+                                    np.append(v, value), self.csr.data.dtype)
 
     def __str__(self):
-        return '\n'.join('[' + ', '.join(f'{x:g}' for x in row) + ']' for row in self.matrix)
+        return '\n'.join('[' + ', '.join(f'{x:g}' for x in row) + ']' for row in self.to_numpy())
 
     __repr__ = __str__
 
     def to_numpy(self):
-        return self.matrix.copy()
+        """The dense (n, m) numpy array."""
+        return self.csr.to_dense()
 
     def mmwrite(self, filename):
         """Write the matrix in Matrix Market coordinate format."""
-        rows, cols = np.nonzero(self.matrix)
+        r, c, v = self.csr.coo()
         with open(filename, 'w') as f:
             f.write("%%MatrixMarket matrix coordinate real general\n")
-            f.write(f"{self.n} {self.m} {len(rows)}\n")
-            for i, j in zip(rows, cols):
-                f.write(f"{i + 1} {j + 1} {self.matrix[i, j]:.17g}\n")
+            f.write(f"{self.n} {self.m} {len(v)}\n")
+            for i, j, x in zip(r, c, v):
+                f.write(f"{i + 1} {j + 1} {x:.17g}\n")
 
 
 def _as_ndarray(values, dtype):
     out = ndarray(dtype, shape=values.shape)
     out.from_numpy(values.astype(_np_dtype(dtype)))
     return out
-
-
-class SparseSolver:
-    """Direct solver: solver_type 'LLT' (Cholesky), 'LDLT' or 'LU'."""
-
-    def __init__(self, dtype=T.f32, solver_type="LLT", ordering="AMD"):
-        if solver_type not in ("LLT", "LDLT", "LU"):
-            raise TaichiRuntimeError(f"SparseSolver: solver_type must be LLT, LDLT or LU, got "
-                                     f"{solver_type!r}")
-        self.dtype, self.solver_type, self.ordering = dtype, solver_type, ordering
-        self.matrix, self._chol, self._ok = None, None, False
-
-    def _check(self, sparse_matrix):
-        if not isinstance(sparse_matrix, SparseMatrix):
-            raise TaichiRuntimeError(f"The parameter type: {type(sparse_matrix)} is not "
-                                     f"supported in linear solvers for now.")
-        if sparse_matrix.n != sparse_matrix.m:
-            raise TaichiRuntimeError(f"SparseSolver: the matrix is not square: "
-                                     f"{sparse_matrix.shape}")
-
-    def analyze_pattern(self, sparse_matrix):
-        self._check(sparse_matrix)
-        self.matrix = sparse_matrix
-
-    def factorize(self, sparse_matrix):
-        self._check(sparse_matrix)
-        self.matrix = sparse_matrix
-        a = sparse_matrix.matrix.astype(np.float64)
-        self._chol = None
-        try:
-            if self.solver_type == "LLT":
-                self._chol = np.linalg.cholesky(a)
-            self._ok = bool(np.isfinite(a).all())  # LU / LDLT: a singular matrix fails in solve
-        except np.linalg.LinAlgError:
-            self._ok = False
-
-    def compute(self, sparse_matrix):
-        self.analyze_pattern(sparse_matrix)
-        self.factorize(sparse_matrix)
-
-    def solve(self, b):
-        """The solution x of A x = b: numpy for a field or numpy b, an ndarray for an ndarray b."""
-        if self.matrix is None:
-            raise TaichiRuntimeError("Please call compute() before calling solve().")
-        nd = isinstance(b, Ndarray)
-        if not (nd or isinstance(b, (Field, np.ndarray))):
-            raise TaichiRuntimeError(f"The parameter type: {type(b)} is not supported in linear "
-                                     f"solvers for now.")
-        rhs = (b.to_numpy() if nd or isinstance(b, Field) else b).astype(np.float64)
-        a = self.matrix.matrix.astype(np.float64)
-        try:
-            if self._chol is not None:
-                y = np.linalg.solve(self._chol, rhs)
-                x = np.linalg.solve(self._chol.T, y)
-            else:
-                x = np.linalg.solve(a, rhs)
-            self._ok = self._ok and bool(np.isfinite(x).all())
-        except np.linalg.LinAlgError:
-            self._ok = False
-            x = np.full(a.shape[1], np.nan)
-        if nd:
-            return _as_ndarray(x, self.dtype)
-        return x.astype(_np_dtype(self.dtype))
-
-    def info(self):
-        """True if the last factorisation and solve succeeded."""
-        return self._ok
