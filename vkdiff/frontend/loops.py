@@ -15,7 +15,7 @@ from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue, _is_struct_field
 from .context import Value, emit, error, current
 from .lvalues import field_lvalue
-from . import dynpool
+from . import blockpool, dynpool
 
 
 def _bounds_of_range(fb, call):
@@ -223,6 +223,9 @@ def _parallel_for(fb, node, names, dims, grouped, config=None, guards=(), offset
     g = dynpool.struct_for_plan(guards, dims)
     if g is not None:  # a pooled dynamic node's lists, tile by tile (frontend/dynpool.py)
         return dynpool.struct_for(fb, node, names, grouped, guards, g, offset)
+    g = blockpool.struct_for_plan(guards, dims)
+    if g is not None:  # a pooled pointer's blocks given out (frontend/blockpool.py)
+        return blockpool.struct_for(fb, node, names, dims, grouped, guards, g, offset)
     plan = sparse_layout.block_plan(guards, [hi for _, hi, _ in dims]) \
         if guards and all(lo == 0 and st == 1 for lo, _, st in dims) else None
     if plan is not None:  # one invocation per sparse cell (lang/sparse.block_plan)

@@ -209,6 +209,10 @@ def host_activate(field, idx):
             j = g.position(idx)
             if st.for_host_read()[cell] <= j:
                 st.for_host_write()[cell] = j + 1
+        elif g.node.__dict__.get('_block_pool_mode'):  # claim its block (lang/blockpool.py)
+            # cycle: blockpool.py imports this module
+            from .blockpool import pool_of as block_pool_of
+            block_pool_of(g.node).host_blocks(cell, True)
         elif st.for_host_read()[cell] == 0:
             st.for_host_write()[cell] = 1
 
@@ -227,9 +231,15 @@ def deactivate_all(node):
             from .dynpool import pool_of
             pool_of(n).clear()
             continue
+        if n.__dict__.get('_block_pool_mode'):  # blocks back into the pool (lang/blockpool.py)
+            p = n.__dict__.get('_block_pool')
+            if p is not None and p._generation == state.generation:
+                p.clear()
+            continue
         if n._kind in ('pointer', 'dynamic'):  # freed: the data reads 0 (a list's too)
             for f in fields_under(n):
-                if id(f) not in done:
+                if f.__dict__.get('_block_node') is None and \
+                        layout_of(f).__dict__.get('_block_node') is None and id(f) not in done:
                     done.add(id(f))
                     f.storage.for_host_overwrite()[...] = 0
 

@@ -1,0 +1,238 @@
+"""Frontend floor: the IR of pooled pointer SNodes (layout and allocator: lang/blockpool.py). An
+element of a field under pooled pointer P lives at pool index (id - 1) * B + e, id the cell's
+slot-table word and e the element's place in its block. A load gives 0 where the cell has no
+block; a store or atomic first claims one (take, publish with one compare-exchange, the loser
+parks its own: no invocation waits on another) and is dropped when the pool is full (flagged;
+the sync after the launch raises). A struct-for walks the blocks given out (`owner`), so its
+time follows the blocks, not the virtual domain."""
+from .. import ir
+from .. import types as T
+from ..lang import blockpool as BP
+from ..lang import sparse as S
+from . import ops
+from .context import Value, current, emit, error
+from .dynpool import _if, _ival, _raw_atomic as _dyn_atomic
+from .sparse import _word, only_active
+
+
+def _raw_atomic(elem, fn, value, **attrs):
+    """An allocator's atomic on a bookkeeping word; an adjoint replays it as a load of the
+    word (autodiff/reverse.py): the block the primal published."""
+    return _dyn_atomic(elem, fn, value, replay_load=True, **attrs)
+
+
+def pooled(field):
+    return BP.node_of(field) is not None
+
+
+def _flat(shape, idx):
+    flat = _ival(0)
+    for n, k in zip(shape, idx):
+        flat = ops.binary('add', ops.binary('mul', flat, n), k)
+    return flat
+
+
+def _key(pool, field):
+    return field if field in pool.B else S.layout_of(field)
+
+
+def _prologue(pool):
+    """Once per kernel that may claim blocks: at its start, the ring's entries pushed by
+    earlier launches become available (`ctr[0] = min(ctr[0], ctr[2]); ctr[2] = ctr[1]`)."""
+    em = current()
+    done = em.__dict__.setdefault('_blockpool_prologue', set())
+    if id(pool) in done or not em.blocks:
+        return
+    done.add(id(pool))
+    with em.open(em.blocks[0], 0):
+        taken, avail = _word(pool.ctr, [0]), _word(pool.ctr, [2])
+        taken.store(ops.binary('min', taken.load(), avail.load()))
+        avail.store(_word(pool.ctr, [1]).load())
+
+
+def _take(pool):
+    """A block of our own: the spare word's, else the ring's next available entry, else a fresh
+    one from top. Its id, 0 when the pool is full."""
+    got = lvalues.LocalVar(T.i32)
+    got.store(ops.binary('max', _raw_atomic(_word(pool.spare, [0]), 'xchg', 0), 0))
+    with _if(ops.binary('land', ops.binary('eq', got.load(), 0),
+                        ops.binary('lt', _word(pool.ctr, [0]).load(),
+                                   _word(pool.ctr, [2]).load()))):
+        k = _raw_atomic(_word(pool.ctr, [0]), 'add', 1)
+        with _if(ops.binary('lt', k, _word(pool.ctr, [2]).load())):
+            got.store(_word(pool.ring, [ops.binary('mod', k, pool.capacity)]).load())
+    top = _word(pool.top, [0])
+    with _if(ops.binary('land', ops.binary('eq', got.load(), 0),
+                        ops.binary('lt', top.load(), pool.capacity))):
+        s = _raw_atomic(top, 'add', 1)
+        got.store(ops.select(ops.binary('lt', s, pool.capacity), ops.binary('add', s, 1),
+                             _ival(0)))
+    return got.load()
+
+
+def _claim(pool, tbl, flat):
+    v = lvalues.LocalVar(T.i32)
+    mine = _take(pool)
+    prev = _raw_atomic(tbl, 'cas', mine, expect=0)
+    won = ops.binary('eq', prev, 0)
+    v.store(ops.select(won, mine, prev))
+    with _if(ops.binary('land', won, ops.binary('gt', mine, 0))):
+        _word(pool.owner, [ops.binary('sub', mine, 1)]).store(flat)
+    with _if(ops.binary('land', ops.unary('not', won), ops.binary('gt', mine, 0))):
+        with _if(ops.binary('ne', _raw_atomic(_word(pool.spare, [0]), 'cas', mine, expect=0), 0)):
+            _push(pool, mine)  # (the spare word was taken: the ring, for the next launch)
+    with _if(ops.binary('le', v.load(), 0)):
+        _word(pool.top, [1]).store(1)
+    return v.load()
+
+
+def block_id(pool, cell, allocate):
+    """The block id of the pointer cell `cell` (index Values), claiming one if `allocate`."""
+    tbl = _word(pool.table, cell)
+    if not allocate:
+        return tbl.load()
+    _prologue(pool)
+    v = lvalues.LocalVar(T.i32)
+    v.store(tbl.load())
+    with _if(ops.binary('le', v.load(), 0)):
+        v.store(_claim(pool, tbl, _flat(pool.table.shape, cell)))
+    return v.load()
+
+
+def address(field, indices, allocate):
+    """(pool Field, flat index stmt, valid Value) of field[indices] (index stmts); the members
+    of one element share one lookup (as frontend/dynpool.address)."""
+    pool = BP.pool_of(BP.node_of(field))
+    key = _key(pool, field)
+    if field not in pool.pools:
+        raise error(f'field {field.name} was placed under pointer SNode {pool.node} after a '
+                    'kernel used its block pool: place every field of the node first')
+    em = current()
+    memo = em.__dict__.setdefault('_blockpool_memo', {})
+    mk = (em.blocks[-1], id(pool), tuple(id(s) for s in indices))
+    usable = em.at_index[-1] is None
+    hit = memo.get(mk + (True,)) or (None if allocate else memo.get(mk + (False,)))
+    if hit is None or not usable:
+        if allocate:
+            for k in [k for k in memo if k[1] == id(pool) and not k[3]]:
+                del memo[k]
+        g = pool.guard[key]
+        idx = [Value(s) if isinstance(s, ir.Stmt) else s for s in indices]
+        ident = block_id(pool, g.cell_index(idx), allocate)
+        cellpos = {p for p, _ in g.cell}
+        res = [ops.binary('mod', idx[p], s) if p in cellpos else idx[p]
+               for p, s in enumerate(pool.steps[key])]
+        e = _flat(pool.steps[key], res)
+        valid = ops.binary('gt', ident, 0)
+        at = ops.binary('add', ops.binary('mul', ops.binary('sub', ident, 1), pool.B[key]), e)
+        hit = (ops.select(valid, at, _ival(0)), valid)
+        if usable:
+            memo[mk + (allocate,)] = hit + (indices,)
+    return pool.pools[field], hit[0].stmt, hit[1]
+
+
+def load(elem, attrs):
+    pf, at, valid = address(elem.field, elem.indices, False)
+    v = Value(emit('gload', elem.dtype, [at], attrs={**attrs, 'buf': pf.buffer}))
+    return ops.select(valid, v, ops.as_value(0, elem.dtype))
+
+
+def store(elem, value):
+    v = ops.as_value(value, elem.dtype)
+    pf, at, valid = address(elem.field, elem.indices, True)
+    with _if(valid):
+        emit('gstore', None, [at, v.stmt], attrs={'buf': pf.buffer, 'comp': elem.comp})
+
+
+def atomic(elem, fn, value):
+    v = ops.as_value(value, elem.dtype)
+    pf, at, valid = address(elem.field, elem.indices, True)
+    zero = ops.as_value(0, elem.dtype)
+    attrs = {'buf': pf.buffer, 'comp': elem.comp, 'fn': fn}
+    if fn in ('add', 'sub'):
+        r = Value(emit('atomic', elem.dtype, [at, ops.select(valid, v, zero).stmt], attrs=attrs))
+        return ops.select(valid, r, zero)
+    res = lvalues.LocalVar(elem.dtype)
+    res.store(zero)
+    with _if(valid):
+        res.store(Value(emit('atomic', elem.dtype, [at, v.stmt], attrs=attrs)))
+    return res.load()
+
+
+def activate(node, idx):
+    """ti.activate of a pooled pointer cell: claim its block."""
+    block_id(BP.pool_of(node), idx, True)
+
+
+def deactivate(node, idx):
+    """ti.deactivate of a pooled pointer cell: the invocation that clears the table word zeroes
+    the block in every pool and pushes it onto the free ring (reused from the next launch)."""
+    pool = BP.pool_of(node)
+    old = _raw_atomic(_word(pool.table, idx), 'xchg', 0)
+    with _if(ops.binary('gt', old, 0)):
+        for f, pf in pool.pools.items():
+            B = pool.B[f]
+            body = ir.Block()
+            base = ops.binary('mul', ops.binary('sub', old, 1), B)
+            loop = emit('for', T.i32, [_ival(0), _ival(B)], attrs={'step': 1}, blocks=[body])
+            with current().open(body):
+                at = ops.binary('add', base, Value(loop))
+                for comp in range(f.ncomp):
+                    emit('gstore', None, [at.stmt, ops.as_value(0, f.dtype).stmt],
+                         attrs={'buf': pf.buffer, 'comp': comp})
+        _push(pool, old)
+
+
+def _push(pool, ident):
+    """Put block `ident` (zero) on the free ring: taken from the next launch on."""
+    _raw_atomic(_word(pool.top, [2]), 'add', 1)
+    k = _raw_atomic(_word(pool.ctr, [1]), 'add', 1)
+    _word(pool.ring, [ops.binary('mod', k, pool.capacity)]).store(ident)
+
+
+def struct_for_plan(guards, dims):
+    """The pooled guard of a struct-for whose deepest sparse node is a pooled pointer (over a
+    field under it, or a node at or under it), else None."""
+    if not guards or guards[-1].kind != 'pointer' or \
+            not guards[-1].node.__dict__.get('_block_pool_mode') or \
+            any(lo != 0 or st != 1 for lo, _, st in dims):
+        return None
+    return guards[-1]
+
+
+def struct_for(fb, node, names, dims, grouped, guards, g, offset):
+    """One iteration per element of each block given out: block b = k // Bl is visited when
+    table[owner[b]] == b + 1 (active, not freed), its cell from owner[b]."""
+    # cycle: loops.py imports this module
+    from . import loops
+    pool = BP.pool_of(g.node)
+    shape = [hi for _, hi, _ in dims]
+    steps = BP.steps_of(g, shape)
+    Bl = 1
+    for s in steps:
+        Bl *= s
+    n = _word(pool.listed, [0])
+    n.store(ops.binary('min', _word(pool.top, [0]).load(), pool.capacity))
+    total = ops.binary('mul', _word(pool.listed, [0]).load(), Bl)
+    body = ir.Block()
+    loop = emit('parfor', T.i32, [total], blocks=[body])
+    cells = list(pool.table.shape)
+    with current().open(body), loops._loop_body(fb, 'parallel'):
+        k = Value(loop)
+        b = ops.binary('floordiv', k, Bl) if Bl != 1 else k
+        e = ops.binary('mod', k, Bl) if Bl != 1 else _ival(0)
+        c = _word(pool.owner, [b]).load()
+        cell = loops._unflatten(c, [(0, m, 1) for m in cells], cells) if cells else []
+        live = ops.binary('eq', _word(pool.table, cell).load(), ops.binary('add', b, 1))
+        with _if(live):
+            r = loops._unflatten(e, [(0, s, 1) for s in steps], steps) if steps else []
+            idx = list(r)
+            for (p, s), cc in zip(g.cell, cell):
+                idx[p] = ops.binary('add', ops.binary('mul', cc, s), r[p]) if s != 1 else cc
+            loops._bind_indices(fb, names, idx, grouped, offset)
+            with only_active(guards[:-1], idx):
+                fb.build_body(node.body)
+
+
+# a cycle inside the frontend: lvalues.py imports this module
+from . import lvalues  # noqa: E402
