@@ -274,3 +274,18 @@ def test_nested_pointers_pool_the_inner_one(monkeypatch):
     assert count() == 0 and m.to_numpy().sum() == 0
     scatter()
     np.testing.assert_array_equal(m.to_numpy(), ref)
+
+
+def test_the_memory_profiler_prints_bytes_reserved_and_in_use(monkeypatch, capsys):
+    monkeypatch.setenv('VKDIFF_POINTER_POOL', '1')
+    x = ti.field(ti.f32)
+    ptr = ti.root.pointer(ti.i, 100)
+    ptr.dense(ti.i, 64).place(x)
+    x[64 * 3] = 1.0
+    x[64 * 50 + 3] = 1.0
+    reserved, used = ti.profiler.memory_profiler_info()[str(ptr)]
+    table = 100 * 4
+    assert used == 2 * 64 * 4 + table + 4 * (2 * _pool(ptr).capacity + 9)
+    assert reserved == _pool(ptr).capacity * 64 * 4 + used - 2 * 64 * 4
+    ti.profiler.print_memory_profiler_info()
+    assert f'{reserved} reserved, {used} in use' in capsys.readouterr().out

@@ -5,20 +5,69 @@ block; a store or atomic first claims one (take, publish with one compare-exchan
 parks its own: no invocation waits on another) and is dropped when the pool is full (flagged;
 the sync after the launch raises). A struct-for walks the blocks given out (`owner`), so its
 time follows the blocks, not the virtual domain."""
+import contextlib
+
 from .. import ir
 from .. import types as T
 from ..lang import blockpool as BP
 from ..lang import sparse as S
 from . import ops
 from .context import Value, current, emit, error
-from .dynpool import _if, _ival, _raw_atomic as _dyn_atomic
-from .sparse import _word, only_active
+
+# (this module imports nothing of frontend/sparse, dynpool, lvalues or loops, which import it:
+# so it stays outside their import circle, with small copies of what it needs from them)
+
+
+def _ival(x):
+    return ops.as_value(x, T.i32)
+
+
+@contextlib.contextmanager
+def _if(cond):
+    then_b, else_b = ir.Block(), ir.Block()
+    emit('if', None, [ops.to_bool(cond)], blocks=[then_b, else_b])
+    with current().open(then_b):
+        yield
+
+
+class _Local:
+    """A scalar i32 (or the given type) local variable (as lvalues.LocalVar)."""
+
+    def __init__(self, dtype=T.i32):
+        self.dtype, self.stmt = dtype, emit('alloca', dtype)
+
+    def load(self):
+        return Value(emit('load', self.dtype, [self.stmt]))
+
+    def store(self, value):
+        emit('store', None, [self.stmt, ops.as_value(value, self.dtype)])
+
+
+class _Word:
+    """An i32 word of a bookkeeping field (no sparse guards, no pool: plain loads and stores)."""
+
+    def __init__(self, field, idx):
+        self.field = field
+        self.indices = [ops.as_value(i, T.i32).stmt for i in idx]
+
+    def load(self):
+        return Value(emit('gload', T.i32, self.indices, attrs={'buf': self.field.buffer, 'comp': 0}))
+
+    def store(self, value):
+        emit('gstore', None, self.indices + [_ival(value).stmt],
+             attrs={'buf': self.field.buffer, 'comp': 0})
+
+
+_word = _Word
 
 
 def _raw_atomic(elem, fn, value, **attrs):
-    """An allocator's atomic on a bookkeeping word; an adjoint replays it as a load of the
-    word (autodiff/reverse.py): the block the primal published."""
-    return _dyn_atomic(elem, fn, value, replay_load=True, **attrs)
+    """An allocator's integer atomic on a bookkeeping word ('cas' with expect=, 'xchg', 'add'):
+    the old word. An adjoint replays it as a load of the word (autodiff/reverse.py): the block
+    the primal published."""
+    return Value(emit('atomic', T.i32, elem.indices + [_ival(value).stmt],
+                      attrs={'buf': elem.field.buffer, 'comp': 0, 'fn': fn, 'replay_load': True,
+                             **attrs}))
 
 
 def pooled(field):
@@ -53,7 +102,7 @@ def _prologue(pool):
 def _take(pool):
     """A block of our own: the spare word's, else the ring's next available entry, else a fresh
     one from top. Its id, 0 when the pool is full."""
-    got = lvalues.LocalVar(T.i32)
+    got = _Local()
     got.store(ops.binary('max', _raw_atomic(_word(pool.spare, [0]), 'xchg', 0), 0))
     with _if(ops.binary('land', ops.binary('eq', got.load(), 0),
                         ops.binary('lt', _word(pool.ctr, [0]).load(),
@@ -71,7 +120,7 @@ def _take(pool):
 
 
 def _claim(pool, tbl, flat):
-    v = lvalues.LocalVar(T.i32)
+    v = _Local()
     mine = _take(pool)
     prev = _raw_atomic(tbl, 'cas', mine, expect=0)
     won = ops.binary('eq', prev, 0)
@@ -92,11 +141,25 @@ def block_id(pool, cell, allocate):
     if not allocate:
         return tbl.load()
     _prologue(pool)
-    v = lvalues.LocalVar(T.i32)
+    v = _Local()
     v.store(tbl.load())
     with _if(ops.binary('le', v.load(), 0)):
         v.store(_claim(pool, tbl, _flat(pool.table.shape, cell)))
     return v.load()
+
+
+def _shape_key(s, depth):
+    """A key equal for index statements that compute the same value from the same operands
+    (grid_v[base + offset] and grid_m[base + offset]: two `add`s of the same statements), so
+    the fields of one cell share one block lookup."""
+    if not isinstance(s, ir.Stmt):
+        return ('py', s)
+    if s.op == 'const':
+        return ('const', str(s.dtype), repr(s.attrs.get('value')))
+    if depth == 0 or s.op not in ir.PURE or s.blocks:
+        return id(s)
+    return (s.op, str(s.dtype), repr(sorted((k, repr(v)) for k, v in (s.attrs or {}).items())),
+            tuple(_shape_key(a, depth - 1) for a in s.args))
 
 
 def address(field, indices, allocate):
@@ -109,7 +172,7 @@ def address(field, indices, allocate):
                     'kernel used its block pool: place every field of the node first')
     em = current()
     memo = em.__dict__.setdefault('_blockpool_memo', {})
-    mk = (em.blocks[-1], id(pool), tuple(id(s) for s in indices))
+    mk = (em.blocks[-1], id(pool), tuple(_shape_key(s, 6) for s in indices))
     usable = em.at_index[-1] is None
     hit = memo.get(mk + (True,)) or (None if allocate else memo.get(mk + (False,)))
     if hit is None or not usable:
@@ -152,7 +215,7 @@ def atomic(elem, fn, value):
     if fn in ('add', 'sub'):
         r = Value(emit('atomic', elem.dtype, [at, ops.select(valid, v, zero).stmt], attrs=attrs))
         return ops.select(valid, r, zero)
-    res = lvalues.LocalVar(elem.dtype)
+    res = _Local(elem.dtype)
     res.store(zero)
     with _if(valid):
         res.store(Value(emit('atomic', elem.dtype, [at, v.stmt], attrs=attrs)))
@@ -200,39 +263,30 @@ def struct_for_plan(guards, dims):
     return guards[-1]
 
 
-def struct_for(fb, node, names, dims, grouped, guards, g, offset):
-    """One iteration per element of each block given out: block b = k // Bl is visited when
-    table[owner[b]] == b + 1 (active, not freed), its cell from owner[b]."""
-    # cycle: loops.py imports this module
-    from . import loops
+def walk_blocks(g, shape):
+    """A struct-for over the blocks given out: (trip count Value, blocks(k)), where blocks(k)
+    gives for iteration k (a Value) the condition that its block is live and the loop's
+    indices there. Block b = k // Bl is live when table[owner[b]] == b + 1 (active, not
+    freed); its cell comes from owner[b]. The count is snapshot first (`listed`), so blocks
+    claimed by the loop itself are not visited."""
     pool = BP.pool_of(g.node)
-    shape = [hi for _, hi, _ in dims]
     steps = BP.steps_of(g, shape)
     Bl = 1
     for s in steps:
         Bl *= s
-    n = _word(pool.listed, [0])
-    n.store(ops.binary('min', _word(pool.top, [0]).load(), pool.capacity))
+    _word(pool.listed, [0]).store(ops.binary('min', _word(pool.top, [0]).load(), pool.capacity))
     total = ops.binary('mul', _word(pool.listed, [0]).load(), Bl)
-    body = ir.Block()
-    loop = emit('parfor', T.i32, [total], blocks=[body])
     cells = list(pool.table.shape)
-    with current().open(body), loops._loop_body(fb, 'parallel'):
-        k = Value(loop)
+
+    def blocks(k, unflatten):
         b = ops.binary('floordiv', k, Bl) if Bl != 1 else k
         e = ops.binary('mod', k, Bl) if Bl != 1 else _ival(0)
         c = _word(pool.owner, [b]).load()
-        cell = loops._unflatten(c, [(0, m, 1) for m in cells], cells) if cells else []
+        cell = unflatten(c, cells) if cells else []
         live = ops.binary('eq', _word(pool.table, cell).load(), ops.binary('add', b, 1))
-        with _if(live):
-            r = loops._unflatten(e, [(0, s, 1) for s in steps], steps) if steps else []
-            idx = list(r)
-            for (p, s), cc in zip(g.cell, cell):
-                idx[p] = ops.binary('add', ops.binary('mul', cc, s), r[p]) if s != 1 else cc
-            loops._bind_indices(fb, names, idx, grouped, offset)
-            with only_active(guards[:-1], idx):
-                fb.build_body(node.body)
-
-
-# a cycle inside the frontend: lvalues.py imports this module
-from . import lvalues  # noqa: E402
+        r = unflatten(e, steps) if steps else []
+        idx = list(r)
+        for (p, s), cc in zip(g.cell, cell):
+            idx[p] = ops.binary('add', ops.binary('mul', cc, s), r[p]) if s != 1 else cc
+        return live, idx
+    return total, blocks

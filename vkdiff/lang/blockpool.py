@@ -48,7 +48,7 @@ import numpy as np
 from .. import types as T
 from ..errors import OutOfMemoryError, SparsePoolError, UnsupportedError
 from . import state
-from .sparse import SPARSE, fields_under, guards_of, host_active, layout_of
+from .sparse import SPARSE, _nodes, fields_under, guards_of, host_active, layout_of
 
 DENSE_LIMIT = 64 << 20
 DEFAULT_BUDGET = 64 << 20
@@ -122,13 +122,16 @@ def check_gradient(field):
     """A gradient placed apart from its pooled primal is refused: an adjoint access goes to the
     gradient's pool at the primal's block (one block id for both)."""
     primal = field.__dict__.get('is_grad_of') or field
+    if primal._shape is None:
+        return  # (checked when the primal is placed)
     mine = node_of(primal)
     for g in (primal._grad, primal._dual):
         if g is None or not g.__dict__.get('_placed_by_user') or g._shape is None:
             continue
         if g.__dict__.get('_block_node') is not mine:
-            what = f'under pointer SNode {mine}, whose blocks come from a pool' if mine else \
-                'apart from its primal, which is under a pooled pointer SNode'
+            what = f'apart from its primal, which is under pointer SNode {mine}, whose ' \
+                'blocks come from a pool' if mine else 'under a pointer SNode whose blocks ' \
+                'come from a pool, apart from its primal'
             raise UnsupportedError(
                 f'field {g.name}: a gradient placed {what} (lang/blockpool.py), must be placed '
                 f'with its primal {primal.name} (place({primal.name}, {g.name})); or set '
@@ -353,8 +356,6 @@ def host_scatter(field, arr):
 
 def memory_info():
     """{str(node): (bytes reserved, bytes in use)} of every pooled pointer node."""
-    # cycle: sparse.py's registry of sparse nodes
-    from .sparse import _nodes
     out = {}
     for n in _nodes():
         p = n.__dict__.get('_block_pool')
