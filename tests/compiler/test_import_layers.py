@@ -44,7 +44,7 @@ FLOORS = {
     'launch': ['launch/__init__.py', 'launch/arg_binding.py', 'launch/argpack.py',
                'launch/builtin_kernels.py', 'launch/compiled.py', 'launch/kernel.py',
                'launch/ndarray_args.py', 'launch/status.py', 'launch/timing.py'],
-    'face': ['__init__.py', '__main__.py', '_lib.py', 'doctor.py', 'graph.py', 'math.py',
+    'face': ['__init__.py', '__main__.py', '_lib.py', 'doctor.py', 'graph.py', 'math.py', 'sparse.py',
              'mathext.py', 'profiler.py', 'lang/api.py', 'lang/compat.py', 'lang/impl.py',
              'lang/linalg.py', 'lang/ops.py', 'lang/simt.py', 'lang/types_api.py', 'ad/',
              'gui/', 'linalg/', 'tools/', 'ui/', 'distributed/', 'drivers.py', 'precision.py'],

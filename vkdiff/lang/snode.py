@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
 from . import convert, layout, state
-from .sparse import make_node, deactivate_all, check_gradient_layout
+from .sparse import allocated_count, make_node, deactivate_all, check_gradient_layout
 from .dynpool import wants_pool
 from . import blockpool
 
@@ -146,6 +146,12 @@ class SNode:
         blockpool.check_child(self, 'dynamic')
         return make_node(self, 'dynamic', self._axes_dims('dynamic', axis, dimension),
                          chunk_size or dimension)
+
+    @property
+    def _num_dynamically_allocated(self):
+        """Taichi's count of the blocks a sparse node's allocator holds (lang/sparse.py's
+        allocated_count: its high-water mark, tracked from the first query on)."""
+        return allocated_count(self)
 
     def deactivate_all(self):
         """Deactivate every cell of the sparse nodes at and under this one (lang/sparse.py)."""
