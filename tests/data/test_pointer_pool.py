@@ -289,3 +289,34 @@ def test_the_memory_profiler_prints_bytes_reserved_and_in_use(monkeypatch, capsy
     assert reserved == _pool(ptr).capacity * 64 * 4 + used - 2 * 64 * 4
     ti.profiler.print_memory_profiler_info()
     assert f'{reserved} reserved, {used} in use' in capsys.readouterr().out
+
+
+def test_fields_of_one_cell_share_a_block_lookup_but_a_reassigned_index_does_not(monkeypatch):
+    # grid_v[base + off] and grid_m[base + off] share one claim; after `a = ...` the next
+    # write looks its block up again
+    monkeypatch.setenv('VKDIFF_POINTER_POOL', '1')
+    x, y = ti.field(ti.f32), ti.field(ti.f32)
+    ptr = ti.root.pointer(ti.i, 64)
+    ptr.dense(ti.i, 4).place(x, y)
+
+    @ti.kernel
+    def k(u: ti.i32, w: ti.i32):
+        for p in range(3):
+            a = u + p
+            x[a + 1] += 1.0
+            y[a + 1] += 2.0
+            a = w + p
+            y[a + 1] += 3.0
+            if p == 1:
+                a = u
+            x[a + 1] += 4.0
+
+    k(3, 200)
+    ex, ey = np.zeros(256), np.zeros(256)
+    for p in range(3):
+        ex[3 + p + 1] += 1
+        ey[3 + p + 1] += 2
+        ey[200 + p + 1] += 3
+        ex[(3 if p == 1 else 200 + p) + 1] += 4
+    np.testing.assert_array_equal(x.to_numpy(), ex)
+    np.testing.assert_array_equal(y.to_numpy(), ey)

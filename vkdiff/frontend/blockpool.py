@@ -156,10 +156,41 @@ def _shape_key(s, depth):
         return ('py', s)
     if s.op == 'const':
         return ('const', str(s.dtype), repr(s.attrs.get('value')))
+    if s.op == 'load' and s.args and s.args[0].op == 'alloca':
+        return ('load', id(s.args[0]))  # (a hit checks that no store came in between)
     if depth == 0 or s.op not in ir.PURE or s.blocks:
         return id(s)
     return (s.op, str(s.dtype), repr(sorted((k, repr(v)) for k, v in (s.attrs or {}).items())),
             tuple(_shape_key(a, depth - 1) for a in s.args))
+
+
+def _loaded_locals(stmts, depth=6):
+    out = set()
+    for s in stmts:
+        if isinstance(s, ir.Stmt) and depth:
+            if s.op == 'load' and s.args and s.args[0].op == 'alloca':
+                out.add(s.args[0])
+            elif s.op in ir.PURE:
+                out |= _loaded_locals(s.args, depth - 1)
+    return out
+
+
+def _unchanged(block, hit, indices):
+    """A memo hit found by _shape_key holds when no local the index reads was stored since the
+    hit's lookup (its address statement, in this block)."""
+    allocas = _loaded_locals(indices)
+    if not allocas:
+        return True
+    at = hit[0].stmt
+    stmts = block.stmts
+    for k in range(len(stmts) - 1, -1, -1):
+        if stmts[k] is at:
+            break
+    else:
+        return False
+    tail = ir.Block()
+    tail.stmts = stmts[k + 1:]  # (a view for the walk; the statements keep their block)
+    return not any(x.op == 'store' and x.args[0] in allocas for x in ir.walk(tail))
 
 
 def address(field, indices, allocate):
@@ -175,6 +206,8 @@ def address(field, indices, allocate):
     mk = (em.blocks[-1], id(pool), tuple(_shape_key(s, 6) for s in indices))
     usable = em.at_index[-1] is None
     hit = memo.get(mk + (True,)) or (None if allocate else memo.get(mk + (False,)))
+    if hit is not None and not _unchanged(em.blocks[-1], hit, indices):
+        hit = None
     if hit is None or not usable:
         if allocate:
             for k in [k for k in memo if k[1] == id(pool) and not k[3]]:
