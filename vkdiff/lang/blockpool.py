@@ -180,7 +180,7 @@ class BlockPool:
         budget = int(float(given) * (1 << 30)) if given else DEFAULT_BUDGET
         per_block = sum(block_bytes.values()) + 8
         room = budget // per_block
-        if not given and self.cells * per_block <= DENSE_LIMIT:  # (small enough to be dense: room
+        if not given and self.cells * sum(block_bytes.values()) <= DENSE_LIMIT:  # (small enough to be dense: room
             room = max(room, self.cells + 64)  # for every cell, never less than dense storage)
         self.capacity = max(1, min(limit // max(block_bytes.values()), room,
                                    RACE_SLACK * self.cells + 64))
