@@ -10,6 +10,7 @@ import contextlib
 from .. import ir
 from .. import types as T
 from ..lang import blockpool as BP
+from ..lang.dynpool import elects
 from ..lang import sparse as S
 from . import ops
 from .context import Value, current, emit, error
@@ -143,8 +144,21 @@ def block_id(pool, cell, allocate):
     _prologue(pool)
     v = _Local()
     v.store(tbl.load())
+    flat = _flat(pool.table.shape, cell)
     with _if(ops.binary('le', v.load(), 0)):
-        v.store(_claim(pool, tbl, _flat(pool.table.shape, cell)))
+        if elects():  # (as the dynamic pool: the lanes of a subgroup needing the same
+            # block elect one claimer, a subgroup min picking the cell and a max sharing the id)
+            lead = Value(emit('sg_reduce', T.i32, [flat.stmt], attrs={'fn': 'min'}))
+            with _if(ops.binary('eq', flat, lead)):
+                r = _Local()
+                r.store(0)
+                with _if(Value(emit('sg_elect', T.u1))):
+                    r.store(_claim(pool, tbl, flat))
+                v.store(Value(emit('sg_reduce', T.i32, [r.load().stmt], attrs={'fn': 'max'})))
+            with _if(ops.binary('le', v.load(), 0)):  # (not elected, or a full pool)
+                v.store(_claim(pool, tbl, flat))
+        else:
+            v.store(_claim(pool, tbl, flat))
     return v.load()
 
 
