@@ -269,3 +269,100 @@ def test_replay_off_by_environment(monkeypatch):
     monkeypatch.setenv('VKDIFF_REPLAY', '0')
     _, tapes = _run(None, iters=2)
     assert not tapes[1].replayed and 'VKDIFF_REPLAY' in tapes[1].replay_fallback
+
+
+def test_ndarray_launches_replay_and_a_new_storage_falls_back():
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def total(x: ti.types.ndarray()):
+        for i in range(x.shape[0]):
+            loss[None] += x[i] * x[i]
+
+    x = ti.ndarray(ti.f32, 4, needs_grad=True)
+    x.from_numpy(np.arange(4, dtype=np.float32))
+    for k in range(3):
+        with ti.ad.Tape(loss, replay=True) as tape:
+            total(x)
+        assert tape.replayed is (k > 0)
+        assert x.grad.to_numpy().tolist() == [0, 2, 4, 6]
+    x._reset()  # (internal) the ndarray gets new storage, as after a re-allocation
+    x.from_numpy(np.arange(4, dtype=np.float32) + 1)
+    with ti.ad.Tape(loss, replay=True) as tape:
+        total(x)
+    assert not tape.replayed and 'new storage' in tape.replay_fallback
+    assert loss[None] == 30 and x.grad.to_numpy().tolist() == [2, 4, 6, 8]
+
+
+def test_host_array_arguments_run_live_in_a_replay():
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    w = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def total(x: ti.types.ndarray()):
+        for i in range(x.shape[0]):
+            loss[None] += w[None] * x[i]
+
+    host = np.arange(4, dtype=np.float32)
+    w[None] = 2.0
+    for k in range(3):
+        host[:] = np.arange(4) + k  # the same numpy array, new contents: read at each launch
+        with ti.ad.Tape(loss, replay=True) as tape:
+            total(host)
+        assert tape.replayed is (k > 0)
+        assert loss[None] == 2.0 * (6 + 4 * k) and w.grad[None] == 6 + 4 * k
+
+
+def _graph_program():
+    x = ti.ndarray(ti.f32, 64)
+
+    @ti.kernel
+    def noise(x: ti.types.ndarray(), scale: ti.f32):
+        for i in range(x.shape[0]):
+            x[i] += scale * ti.random()
+
+    @ti.kernel
+    def square(x: ti.types.ndarray()):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * x[i] - 0.5
+
+    s = ti.graph.Arg(ti.graph.ArgKind.SCALAR, 'scale', ti.f32)
+    a = ti.graph.Arg(ti.graph.ArgKind.NDARRAY, 'x', ti.f32, ndim=1)
+    g = ti.graph.GraphBuilder()
+    g.dispatch(noise, a, s)
+    g.dispatch(square, a)
+    return x, g.compile()
+
+
+def test_graph_replays_bit_identical_with_random_numbers_and_new_scalars(monkeypatch):
+    def run():
+        x, graph = _graph_program()
+        out, replayed = [], []
+        for scale in (1.0, 1.0, 1.0, 0.5, 0.5):
+            graph.run({'x': x, 'scale': scale})
+            out.append(x.to_numpy().copy())
+            replayed.append(graph.replay.replayed)
+        return out, replayed
+
+    replayed_out, replayed = run()
+    assert replayed == [0, 2, 2, 1, 2]  # a new scale: `noise` launches plainly, once
+    monkeypatch.setenv('VKDIFF_REPLAY', '0')
+    ti.reset()
+    ti.init()
+    plain_out, plain_replayed = run()
+    assert plain_replayed == [0] * 5
+    for a, b in zip(plain_out, replayed_out):
+        assert a.tobytes() == b.tobytes()
+    assert len({a.tobytes() for a in plain_out}) == 5  # each run drew other random numbers
+
+
+def test_graph_with_another_ndarray_launches_it():
+    x, graph = _graph_program()
+    y = ti.ndarray(ti.f32, 32)
+    graph.run({'x': x, 'scale': 0.0})
+    graph.run({'x': y, 'scale': 0.0})
+    assert graph.replay.replayed == 0
+    assert np.allclose(y.to_numpy(), -0.5)
+    graph.run({'x': y, 'scale': 0.0})
+    assert graph.replay.replayed == 2
+    assert np.allclose(y.to_numpy(), -0.25)

@@ -268,7 +268,9 @@ class TaskList:
         if push is None:
             push = self.pack(args)
         if rt.capture is not None:  # a Tape is captured for replay (launch/replay.py)
-            live = 'ndarray arguments' if getattr(args, 'arrays', None) else self.live_reason()
+            arrays = getattr(args, 'arrays', None)
+            live = 'host array arguments' if arrays and any(a.array is None for a in arrays) \
+                else self.live_reason()
             if live is not None:
                 rt.capture_live = live
         single = False  # the last reduction ran as one workgroup (and applied its sum itself)

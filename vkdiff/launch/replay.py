@@ -31,7 +31,10 @@ import math
 import os
 import struct
 
+import numpy as np
+
 from ..lang import state
+from ..lang.ndarray import Ndarray
 
 _LAUNCH_ID = struct.Struct('<I')  # the push constants start with the launch counter (u32)
 _PLANS = {}  # (loss id, clear_gradients, generation, kernel_epoch) -> Plan
@@ -39,12 +42,25 @@ _NUMBERS = (int, float, bool)
 
 
 def _same(a, b):
+    """The same argument: a number of the same type and bits, else the same object."""
     if a is b:
         return True
     t = type(a)
-    if t is not type(b) or t not in _NUMBERS or a != b:
+    if t is not type(b):
         return False
-    return t is not float or math.copysign(1.0, a) == math.copysign(1.0, b)
+    if t in _NUMBERS:
+        return a == b and (t is not float or math.copysign(1.0, a) == math.copysign(1.0, b))
+    return isinstance(a, np.generic) and a.tobytes() == b.tobytes()
+
+
+def _arrays(args):
+    """The ndarrays among a launch's arguments and their storages, or None."""
+    got = tuple((a, a._storage) for a in args if isinstance(a, Ndarray))
+    return got or None
+
+
+def _arrays_moved(arrays):
+    return arrays is not None and any(a._storage is not st for a, st in arrays)
 
 
 def _same_args(a, b):
@@ -57,10 +73,12 @@ def _describe(kernel, args):
 
 
 class Plan:
-    """A captured Tape: per kernel call (kernel, args, commands or None: run live), and per
-    adjoint launch at the exit, in the order they ran, the same."""
+    """A captured Tape: per kernel call (kernel, args, its ndarrays and their storages or None,
+    commands or None: run live), and per adjoint launch at the exit, in the order they ran,
+    the commands or None. `loss`: the Tape's loss (a plan is for that field only)."""
 
-    def __init__(self):
+    def __init__(self, loss=None):
+        self.loss = loss
         self.calls = []
         self.grads = []
 
@@ -134,16 +152,19 @@ class TapeReplay:
             del _PLANS[k]  # plans of an earlier ti.init or SNode tree: their kernels are gone
         self.rt = state.runtime()
         self.plan = _PLANS.get(self.key)
+        if self.plan is not None and self.plan.loss is not tape.loss:
+            self.plan = None  # (another field at a freed one's id)
         self.pos = 0
-        self.capture = None if self.plan is not None else Capture(self.rt)
-
-    @property
-    def replaying(self):
-        return self.capture is None
+        self.capture = None
+        if self.plan is None:
+            self.capture = Capture(self.rt, Plan(tape.loss))
+        else:  # named by a watchdog timeout while the replayed launches run
+            for name in {c[0].__name__ for c in self.plan.calls}:
+                self.rt.note_launch(name)
 
     def call(self, kernel, args):
         """A kernel call inside the Tape. True: replayed (recorded on the tape); False: run it
-        as a plain launch (`capture_begin` / `capture_end` around it while capturing)."""
+        as a plain launch (`begin` / `captured_call` around it while capturing)."""
         if self.capture is not None:
             return False
         calls = self.plan.calls
@@ -151,16 +172,19 @@ class TapeReplay:
         if i >= len(calls):
             self.fall_back(f'launch {i + 1} ({_describe(kernel, args)}) was not recorded')
             return False
-        k, a, cmds = calls[i]
+        k, a, arrays, cmds = calls[i]
         if k is not kernel or not _same_args(a, args):
             what = 'kernel' if k is not kernel else 'argument'
             self.fall_back(f'launch {i + 1}: {_describe(kernel, args)} instead of the recorded '
                            f'{_describe(k, a)} (another {what})')
             return False
+        if _arrays_moved(arrays):
+            self.fall_back(f'launch {i + 1} ({_describe(kernel, args)}): an ndarray has new '
+                           'storage')
+            return False
         self.pos = i + 1
         if cmds is None:  # matched, runs live
             return False
-        self.rt.note_launch(k.__name__)
         replay_commands(self.rt, cmds)
         self.tape.entries.append(('kernel', kernel, args))
         return True
@@ -168,17 +192,17 @@ class TapeReplay:
     def fall_back(self, reason):
         """Plain launches from here on; the replayed prefix starts the next plan."""
         self.tape.replay_fallback = reason
-        prefix = Plan()
+        prefix = Plan(self.tape.loss)
         prefix.calls = self.plan.calls[:self.pos]
         self.plan = None
         self.capture = Capture(self.rt, prefix)
 
-    def captured_call(self, kernel, args, start):
-        if self.capture is not None:
-            self.capture.plan.calls.append((kernel, args, self.capture.end(start)))
-
     def begin(self):
         return self.capture.begin() if self.capture is not None else None
+
+    def captured_call(self, kernel, args, start):
+        if self.capture is not None:
+            self.capture.plan.calls.append((kernel, args, _arrays(args), self.capture.end(start)))
 
     def complete(self):
         """At the Tape's exit: did every launch match the plan (then the adjoints replay)?"""
@@ -197,7 +221,6 @@ class TapeReplay:
                 if cmds is None:
                     run_live(entry)
                 else:
-                    self.rt.note_launch(entry[1].__name__ + '.grad')
                     replay_commands(self.rt, cmds)
             return
         grads = self.capture.plan.grads
@@ -224,3 +247,57 @@ class TapeReplay:
         if self.capture is not None:
             self.capture.stop()
         _PLANS.pop(self.key, None)
+
+
+class GraphReplay:
+    """`ti.graph` (graph.py): a compiled graph's launches, replayed at each run. Each launch
+    whose arguments (the run's values bound to its Args) are those of the run that captured it
+    records its commands again; any other (new scalar values, other ndarrays) runs as a plain
+    launch and is captured for the next run. Inside a Tape every launch is a plain one (the
+    Tape replays, or not)."""
+
+    def __init__(self):
+        self.key = None
+        self.plan = []  # per launch: (args, ndarrays, commands or None) or None
+        self.replayed = 0  # launches replayed at the last run
+
+    def run(self, calls):
+        """Launch `calls`, (kernel, args) in order."""
+        if state.tape is not None or why_not_graph() is not None:
+            for k, a in calls:
+                k(*a)
+            return
+        rt = state.runtime()
+        key = (state.generation, state.kernel_epoch, len(calls))
+        if self.key != key:
+            self.key, self.plan = key, [None] * len(calls)
+        self.replayed = 0
+        for i, (k, a) in enumerate(calls):
+            got = self.plan[i]
+            if got is not None and got[2] is not None and _same_args(got[0], a) and \
+                    not _arrays_moved(got[1]):
+                replay_commands(rt, got[2])
+                self.replayed += 1
+                continue
+            capture = Capture(rt)
+            try:
+                start = capture.begin()
+                k(*a)
+                self.plan[i] = (a, _arrays(a), capture.end(start))
+            except BaseException:
+                self.plan[i] = None
+                raise
+            finally:
+                capture.stop()
+
+
+def why_not_graph():
+    if os.environ.get('VKDIFF_REPLAY') == '0':
+        return 'VKDIFF_REPLAY=0'
+    if state.fwd is not None:
+        return 'inside FwdMode'
+    if state.config.get('kernel_profiler'):
+        return 'the kernel profiler'
+    if state.offline is not None:
+        return 'no device'
+    return None
