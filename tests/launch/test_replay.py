@@ -366,3 +366,26 @@ def test_graph_with_another_ndarray_launches_it():
     graph.run({'x': y, 'scale': 0.0})
     assert graph.replay.replayed == 2
     assert np.allclose(y.to_numpy(), -0.25)
+
+
+def test_tuple_and_numpy_scalar_arguments_compare_by_value():
+    a = ti.field(ti.f32, shape=(4,), needs_grad=True)
+    b = ti.field(ti.f32, shape=(4,), needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def acc(fs: ti.template(), w: ti.f32):
+        for i in range(4):
+            for f in ti.static(fs):
+                loss[None] += w * f[i] * f[i]
+
+    a.from_numpy(np.arange(4, dtype=np.float32))
+    b.from_numpy(np.ones(4, np.float32))
+    cases = [(np.float32(2), False), (np.float32(2), True), (np.float32(3), False),
+             (np.float64(3), False), (np.float64(3), True)]
+    for w, replayed in cases:
+        with ti.ad.Tape(loss, replay=True) as tape:
+            acc((a, b), w)  # a new tuple of the same fields at each call
+        assert tape.replayed is replayed, tape.replay_fallback
+        assert a.grad.to_numpy().tolist() == (2 * float(w) * a.to_numpy()).tolist()
+        assert b.grad.to_numpy().tolist() == (2 * float(w) * b.to_numpy()).tolist()

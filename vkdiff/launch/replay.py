@@ -50,6 +50,8 @@ def _same(a, b):
         return False
     if t in _NUMBERS:
         return a == b and (t is not float or math.copysign(1.0, a) == math.copysign(1.0, b))
+    if t is tuple:  # (a template argument: a tuple of fields is compared item by item)
+        return _same_args(a, b)
     return isinstance(a, np.generic) and a.tobytes() == b.tobytes()
 
 
