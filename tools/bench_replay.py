@@ -11,7 +11,9 @@ replays), and Taichi Vulkan; the columns alternate in each of --repeat rounds (d
 each cell is the median [min-max] of the runs' medians (each run: --frames timed iterations
 after 2 untimed). --lp-threads repeats the table per LP_NUM_THREADS setting (lavapipe's worker
 threads; 'unset' leaves the default). The machine, the device and the load average at the
-start are printed first (tools/bench_programs.py): timings on a loaded machine are noisy."""
+start are printed first (tools/bench_programs.py): timings on a loaded machine are noisy. The
+losses column compares every iteration's loss of every run with and without replay ('same
+bits': a replay computes what plain launches compute)."""
 import argparse
 import os
 import statistics
@@ -27,6 +29,14 @@ COLUMNS = [('vkdiff plain', 'vkdiff', {'VKDIFF_REPLAY': '0'}),
            ('Taichi vulkan', 'taichi', {})]
 
 
+def same_losses(plain, replay):
+    """'same bits' where every run's losses (all iterations, f32) are the same with and
+    without replay, else 'DIFFER'."""
+    if not plain or not replay:
+        return '-'
+    return 'same bits' if len(plain | replay) == 1 else 'DIFFER'
+
+
 def table(names, frames, repeat, lp, taichi_python):
     env_lp = {} if lp == 'unset' else {'LP_NUM_THREADS': lp}
     saved = os.environ.get('LP_NUM_THREADS')
@@ -38,6 +48,7 @@ def table(names, frames, repeat, lp, taichi_python):
         for name in names:
             path = os.path.join(PROGRAMS, name + '.py')
             meds = {c[0]: [] for c in cols}
+            losses = {c[0]: set() for c in cols}
             errors = {}
             for _ in range(repeat):
                 for label, backend, env in cols:
@@ -48,10 +59,12 @@ def table(names, frames, repeat, lp, taichi_python):
                         errors[label] = r['error']
                     elif r['times']:
                         meds[label].append(statistics.median(r['times']))
+                        losses[label].add(tuple(r['losses']))
             m = {k: statistics.median(v) if v else None for k, v in meds.items()}
             plain, replay, taichi = (m.get(c[0]) for c in COLUMNS)
             rows.append([name] + [spread(meds[c[0]]) for c in cols] +
                         [f'{plain / replay:.2f}' if plain and replay else '-'] +
+                        [same_losses(losses['vkdiff plain'], losses['vkdiff replay'])] +
                         ([f'{taichi / replay:.2f}' if taichi and replay else '-']
                          if taichi_python else []) + ['; '.join(f'{k}: {v}' for k, v in
                                                                errors.items())])
@@ -59,7 +72,7 @@ def table(names, frames, repeat, lp, taichi_python):
     finally:
         if saved is not None:
             os.environ['LP_NUM_THREADS'] = saved
-    header = ['program'] + [c[0] + ' ms' for c in cols] + ['plain/replay'] + \
+    header = ['program'] + [c[0] + ' ms' for c in cols] + ['plain/replay', 'losses'] + \
         (['Taichi/replay'] if taichi_python else []) + ['errors']
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     print(f'\nLP_NUM_THREADS={lp}: ms per iteration, median [min-max] of {repeat} runs')
