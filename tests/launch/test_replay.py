@@ -389,3 +389,47 @@ def test_tuple_and_numpy_scalar_arguments_compare_by_value():
         assert tape.replayed is replayed, tape.replay_fallback
         assert a.grad.to_numpy().tolist() == (2 * float(w) * a.to_numpy()).tolist()
         assert b.grad.to_numpy().tolist() == (2 * float(w) * b.to_numpy()).tolist()
+
+
+def test_a_replay_skips_instance_lookup_and_packing(monkeypatch):
+    from vkdiff.launch import compiled, kernel
+    fields, iteration = _billiards()
+    fields['v0'][None] = [0.7, 0.1]
+    iteration(True)
+    counts = {'instance': 0, 'pack': 0}
+    real_instance, real_pack = kernel.Kernel.instance, compiled.TaskList.pack
+
+    def instance(self, args):
+        counts['instance'] += 1
+        return real_instance(self, args)
+
+    def pack(self, args):
+        counts['pack'] += 1
+        return real_pack(self, args)
+    monkeypatch.setattr(kernel.Kernel, 'instance', instance)
+    monkeypatch.setattr(compiled.TaskList, 'pack', pack)
+    assert iteration(True).replayed
+    assert counts == {'instance': 1, 'pack': 1}  # clear(), outside the Tape
+
+
+def test_kernels_returning_values_run_live_in_a_replay():
+    x = ti.field(ti.f32, shape=(4,), needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def peak() -> ti.f32:
+        return ti.max(x[0], x[3])
+
+    @ti.kernel
+    def total(w: ti.f32):
+        for i in range(4):
+            loss[None] += w * x[i] ** 2
+
+    for k in range(3):
+        x.from_numpy(np.arange(4, dtype=np.float32) + k)
+        with ti.ad.Tape(loss) as tape:
+            m = peak()  # read back at each launch: the current values
+            total(2.0)
+        assert m == 3 + k
+        assert tape.replayed is (k > 0)
+        assert x.grad.to_numpy().tolist() == (4 * x.to_numpy()).tolist()
