@@ -55,14 +55,28 @@ def _same(a, b):
     return isinstance(a, np.generic) and a.tobytes() == b.tobytes()
 
 
+def _storages(a):
+    g = getattr(a, '_grad', None)
+    return (a._storage, None if g is None else g._storage)
+
+
 def _arrays(args):
-    """The ndarrays among a launch's arguments and their storages, or None."""
-    got = tuple((a, a._storage) for a in args if isinstance(a, Ndarray))
+    """The ndarrays among a launch's arguments and their storages (and their gradients'), or
+    None."""
+    got = tuple((a, _storages(a)) for a in args if isinstance(a, Ndarray))
     return got or None
 
 
 def _arrays_moved(arrays):
-    return arrays is not None and any(a._storage is not st for a, st in arrays)
+    """Has an ndarray (or its gradient) storage other than the one the commands bind? (One
+    not allocated when they were captured is not bound by them.)"""
+    if arrays is None:
+        return False
+    for a, was in arrays:
+        for now, st in zip(_storages(a), was):
+            if st is not None and now is not st:
+                return True
+    return False
 
 
 def _same_args(a, b):
@@ -238,7 +252,12 @@ class TapeReplay:
             if ok:
                 if len(_PLANS) > 16:
                     _PLANS.clear()
-                _PLANS[self.key] = self.capture.plan
+                plan = self.capture.plan
+                # the ndarrays' storages as the adjoints found them (a gradient's storage may
+                # be made at the Tape's exit)
+                plan.calls = [(k, a, _arrays(a) if arrays is not None else None, cmds)
+                              for k, a, arrays, cmds in plan.calls]
+                _PLANS[self.key] = plan
             else:
                 _PLANS.pop(self.key, None)
             self.capture = None
