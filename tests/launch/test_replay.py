@@ -433,3 +433,26 @@ def test_kernels_returning_values_run_live_in_a_replay():
         assert m == 3 + k
         assert tape.replayed is (k > 0)
         assert x.grad.to_numpy().tolist() == (4 * x.to_numpy()).tolist()
+
+
+def test_a_destroyed_snode_tree_drops_the_plans():
+    fields, iteration = _billiards()
+    fields['v0'][None] = [0.7, 0.1]
+    fb = ti.FieldsBuilder()
+    other = ti.field(ti.f32)
+    fb.dense(ti.i, 4).place(other)
+    tree = fb.finalize()
+    iteration(True)
+    assert iteration(True).replayed
+    tree.destroy()  # kernels are compiled again after this (kernel_epoch)
+    t = iteration(True)
+    assert not t.replayed
+    assert iteration(True).replayed
+    got = _snapshot(fields)
+    ti.reset()
+    ti.init()
+    fields, iteration = _billiards()
+    fields['v0'][None] = [0.7, 0.1]
+    for _ in range(4):
+        iteration(False)
+    _same_bits(got, _snapshot(fields))
