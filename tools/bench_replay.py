@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_programs import (PROGRAMS, print_machine, run_program, spread)  # noqa: E402
 from taichi_harness import DEFAULT_TAICHI_PYTHON  # noqa: E402
 
-NAMES = ['mass_spring_robot', 'billiards']
+NAMES = ['mass_spring_robot', 'billiards']  # (and --only diffmpm: fewer, larger launches)
 COLUMNS = [('vkdiff plain', 'vkdiff', {'VKDIFF_REPLAY': '0'}),
            ('vkdiff replay', 'vkdiff', {'VKDIFF_REPLAY': '1'}),
            ('Taichi vulkan', 'taichi', {})]
@@ -90,7 +90,7 @@ def main():
     ap.add_argument('--taichi-python', default=DEFAULT_TAICHI_PYTHON,
                     help='a Python with taichi==1.7.4 (none: vkdiff alone)')
     args = ap.parse_args()
-    names = [n for n in NAMES if not args.only or n in args.only.split(',')]
+    names = args.only.split(',') if args.only else NAMES
     taichi = args.taichi_python if args.taichi_python and os.path.exists(args.taichi_python) \
         else None
     print('Replaying a recorded Tape (VKDIFF_REPLAY=0: plain launches) beside Taichi 1.7.4 '
