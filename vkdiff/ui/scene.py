@@ -13,7 +13,7 @@ the face normal ``(a - b) x (a - c)``, averaged over the faces of a vertex for i
 
 import numpy as np
 
-from . import render3d, sources
+from . import devdraw, render3d, sources
 from .camera import Camera
 
 
@@ -66,6 +66,21 @@ class Scene:
     # ------------------------------------------------------------------ renderables
     def particles(self, centers, radius, color=(0.5, 0.5, 0.5), per_vertex_color=None,
                   per_vertex_radius=None, index_offset=0, index_count=None):
+        dev = self._frame.dev if self._frame is not None else None
+        if dev is not None and not sources.has_alpha(per_vertex_color):
+            n = dev.count(centers, "centers")
+            lo, cnt = _range(n, index_offset, index_count)
+            if cnt == 0:
+                return
+            cen = dev.stage_points(centers, 3, lo=lo, count=cnt)
+            radii = None
+            if per_vertex_radius is not None:
+                radii = dev.stage_scalars(per_vertex_radius, cnt, "per_vertex_radius", lo=lo)
+            r0 = sources.number(radius, "radius")
+            cols = dev.stage_colors(color, per_vertex_color, cnt, lo)
+            self._frame.add_3d(None, lambda d, v: devdraw.draw_particles(d, v, cen, radii, r0,
+                                                                         cols))
+            return
         c = sources.points(centers, 3, "centers").astype(np.float64)
         n = c.shape[0]
         cols = sources.vertex_rgba(color, per_vertex_color, n)

@@ -1,0 +1,236 @@
+"""``vkdifui`` device stage (face floor): a GGUI frame in device memory and the drawing calls
+that rasterise into it with the kernels of :mod:`vkdifui.devkernels`.
+
+``available()`` decides once per ``ti.init()`` whether frames are drawn on the device or by the
+numpy rasteriser (:mod:`vkdifui.raster`), and says why: ``VKDIFF_UI_DRAW=numpy`` forces
+numpy, ``VKDIFF_UI_DRAW=device`` makes a failure to draw on the device an error; otherwise
+a probe (a 2x2 frame cleared, a circle drawn and packed to RGBA8 on the device, read back
+and compared) picks the device when it gives the expected pixels.
+
+Inputs are staged at call time (Taichi's GGUI copies them into vertex buffers when the call is
+made): fields are copied on the device by a kernel, ndarrays likewise, numpy arrays are
+uploaded; nothing is read back per frame.  The image is read back only when asked
+(``rgba8()``, ``depth()``, ``download()``).
+"""
+
+import os
+
+import numpy as np
+
+from .. import types as T
+from ..errors import VkdiffError
+from ..lang import state
+from ..lang.field import Field
+from ..lang.ndarray import Ndarray, ndarray
+from . import devkernels as K
+from . import sources
+
+_choice = {}  # state.generation -> (on device?, reason)
+
+
+def available():
+    """(True, how) when frames are drawn on the device, else (False, why not)."""
+    gen = state.generation
+    if gen in _choice:
+        return _choice[gen]
+    mode = os.environ.get("VKDIFF_UI_DRAW", "").strip().lower()
+    if mode == "numpy":
+        res = (False, "VKDIFF_UI_DRAW=numpy")
+    else:
+        try:
+            res = _probe()
+        except Exception as e:  # noqa: BLE001 - any failure means: use numpy, say why
+            if mode == "device":
+                raise
+            res = (False, f"the device probe failed ({type(e).__name__}: {e})")
+    _choice[state.generation] = res
+    return res
+
+
+def _probe():
+    f = DeviceFrame(2, 2)
+    f.clear(np.float32([0.2, 0.4, 0.6]))
+    cen = np.float32([[0.25, 0.25]])
+    draw_circles(f, f.stage_points(cen, 2), None, 0.25 * 2, f.stage_colors((1, 0, 0), None, 1))
+    img = f.rgba8()
+    want = np.array([[[255, 0, 0, 255], [51, 102, 153, 255]],
+                     [[51, 102, 153, 255], [51, 102, 153, 255]]], np.uint8)
+    if not np.array_equal(img, want):
+        return False, f"the device probe drew {img.tolist()}, not {want.tolist()}"
+    atomics = "two-pass depth test (atomic_max on i32 depth bits, then on primitive ids)"
+    return True, f"compute-shader rasteriser on the device ({atomics})"
+
+
+class DeviceFrame:
+    """Colour (H, W, 3) f32, alpha, depth bits and winner arrays of one frame on the device,
+    and the staging arrays of its inputs (kept until ``release()``, the next frame)."""
+
+    def __init__(self, width, height):
+        self.width, self.height = int(width), int(height)
+        self._gen = None
+        self._pool = {}
+        self._used = []
+
+    def _arrays(self):
+        if self._gen != state.generation:
+            h, w = self.height, self.width
+            self.rgb = ndarray(T.f32, (h, w, 3))
+            self.alpha = ndarray(T.f32, (h, w))
+            self.depth_bits = ndarray(T.i32, (h, w))
+            self.win = ndarray(T.i32, (h, w))
+            self.packed = ndarray(T.i32, (h, w))
+            self._pool, self._used = {}, []
+            self._gen = state.generation
+
+    # ------------------------------------------------------------------ scratch arrays
+    def scratch(self, dtype, shape):
+        self._arrays()
+        key = (dtype, tuple(shape))
+        free = self._pool.get(key)
+        a = free.pop() if free else ndarray(dtype, shape)
+        self._used.append((key, a))
+        return a
+
+    def release(self):
+        """The staged inputs of the frame are no longer needed (next_frame)."""
+        for key, a in self._used:
+            self._pool.setdefault(key, []).append(a)
+        self._used = []
+
+    # ------------------------------------------------------------------ image
+    def clear(self, background):
+        self._arrays()
+        bg = np.asarray(background, np.float32)
+        K.clear(self.rgb, self.alpha, self.depth_bits, self.win, float(bg[0]), float(bg[1]),
+                float(bg[2]))
+
+    def upload(self, rgb, depth, alpha):
+        self._arrays()
+        self.rgb.from_numpy(np.ascontiguousarray(rgb, np.float32))
+        self.alpha.from_numpy(np.ascontiguousarray(alpha, np.float32))
+        self.depth_bits.from_numpy(np.ascontiguousarray(depth, np.float32).view(np.int32))
+
+    def download(self):
+        """(rgb, depth, alpha) as the numpy rasteriser holds them (rows bottom-up)."""
+        return (self.rgb.to_numpy(), self.depth(), self.alpha.to_numpy())
+
+    def depth(self):
+        return self.depth_bits.to_numpy().view(np.float32)
+
+    def rgba8(self):
+        """(H, W, 4) uint8, rows bottom-up: rounded on the device, one 32-bit word a pixel."""
+        K.pack_rgba8(self.rgb, self.alpha, self.packed)
+        return self.packed.to_numpy().view(np.uint8).reshape(self.height, self.width, 4)
+
+    def set_uniforms(self, u):
+        """A staged copy of the uniforms (one per draw: a later draw must not change them)."""
+        a = self.scratch(T.f32, (K.U_SIZE,))
+        a.from_numpy(u)
+        return a
+
+    # ------------------------------------------------------------------ staging
+    def count(self, x, name):
+        """How many points x holds (a field's size, without reading it)."""
+        if isinstance(x, Field) and not isinstance(x, Ndarray) and len(x.elem_shape) == 1 \
+                and x.shape:
+            return int(np.prod(x.shape))
+        return sources.points(x, 3, name).shape[0]
+
+    def stage_points(self, x, dims, name="centers", lo=0, count=None):
+        """(N, dims) f32 device array of positions (a 2-vector input gets z = 0)."""
+        if isinstance(x, Field) and len(x.elem_shape) == 1 and x.elem_shape[0] in (2, 3) \
+                and not isinstance(x, Ndarray) and x.shape:
+            n = int(np.prod(x.shape))
+            cnt = n - lo if count is None else count
+            dst = self.scratch(T.f32, (cnt, dims))
+            K.stage_field(x, dst, int(lo), min(x.elem_shape[0], dims), dims)
+            return dst
+        a = sources.points(x, dims, name)
+        a = a[lo:lo + (a.shape[0] - lo if count is None else count)]
+        dst = self.scratch(T.f32, a.shape)
+        dst.from_numpy(np.ascontiguousarray(a))
+        return dst
+
+    def stage_scalars(self, x, n, name, lo=0):
+        if isinstance(x, Field) and not x.elem_shape and not isinstance(x, Ndarray) and x.shape \
+                and int(np.prod(x.shape)) >= lo + n:
+            dst = self.scratch(T.f32, (n,))
+            K.stage_scalar_field(x, dst, int(lo))
+            return dst
+        a = sources.scalars(x, lo + n, name)[lo:lo + n]
+        dst = self.scratch(T.f32, (n,))
+        dst.from_numpy(np.ascontiguousarray(a, np.float32))
+        return dst
+
+    def stage_colors(self, color, per_vertex_color, n, lo=0):
+        """(cols (n, 3) device array or None, constant colour (3,)): per-vertex colours when
+        given (their alpha dropped), else the constant one."""
+        if per_vertex_color is None:
+            return None, sources.color3(color)
+        x = per_vertex_color
+        if isinstance(x, Field) and len(x.elem_shape) == 1 and x.elem_shape[0] in (3, 4) \
+                and not isinstance(x, Ndarray) and x.shape and int(np.prod(x.shape)) >= lo + n:
+            dst = self.scratch(T.f32, (n, 3))
+            K.stage_field(x, dst, int(lo), 3, 3)
+            return dst, np.zeros(3, np.float32)
+        c = sources.per_vertex_colors(x, lo + n)[lo:lo + n]
+        dst = self.scratch(T.f32, (n, 3))
+        dst.from_numpy(np.ascontiguousarray(c, np.float32))
+        return dst, np.zeros(3, np.float32)
+
+    def dummy(self, dtype, shape):
+        return self.scratch(dtype, shape)
+
+
+def uniforms(width, height, color=(0, 0, 0), view=None):
+    u = np.zeros(K.U_SIZE, np.float32)
+    u[36], u[37] = width, height
+    u[42:45] = np.asarray(color, np.float32)[:3]
+    u[45] = 1.0
+    if view is not None:
+        u[0:16] = view.viewproj.reshape(-1)
+        u[16:32] = view.view.reshape(-1)
+        u[32:35] = view.eye
+        u[35] = view.tan_half_fov
+        u[38:41] = view.ambient
+        u[41] = len(view.lights)
+        p = view.proj
+        u[46:50] = (p[2, 2], p[2, 3], p[3, 2], p[3, 3])
+    return u
+
+
+# ------------------------------------------------------------------ drawing
+def draw_circles(f, cen, radii, r0, colors):
+    """cen: staged (N, 2); radii: staged (N,) fractions of the height or None (r0 pixels)."""
+    cols, const = colors
+    n = cen.shape[0]
+    if n == 0:
+        return
+    u = f.set_uniforms(uniforms(f.width, f.height, const))
+    rad = radii if radii is not None else f.dummy(T.f32, (1,))
+    cols = cols if cols is not None else f.dummy(T.f32, (1, 3))
+    K.circles_win(cen, rad, int(radii is not None), float(np.float32(abs(r0))), f.win)
+    K.resolve_flat(f.win, f.rgb, cols, int(colors[0] is not None), u)
+
+
+def draw_particles(f, view, cen, radii, r0, colors):
+    cols, const = colors
+    n = cen.shape[0]
+    if n == 0:
+        return
+    u = f.set_uniforms(uniforms(f.width, f.height, const, view))
+    lights = f.scratch(T.f32, (max(len(view.lights), 1), 6))
+    lt = np.zeros((max(len(view.lights), 1), 6), np.float32)
+    for k, (lp, lc) in enumerate(view.lights):
+        lt[k, :3] = (view.view @ np.append(lp, 1.0))[:3]  # particles shade in camera space
+        lt[k, 3:] = lc
+    lights.from_numpy(lt)
+    s = f.scratch(T.f32, (n, 8))
+    rad = radii if radii is not None else f.dummy(T.f32, (1,))
+    cols = cols if cols is not None else f.dummy(T.f32, (1, 3))
+    if n > K.LAST:
+        raise VkdiffError(f"ti.ui: {n} particles are more than the device rasteriser's {K.LAST}")
+    K.particles_setup(cen, rad, int(radii is not None), float(r0), u, s)
+    K.particles_depth(s, u, f.depth_bits)
+    K.particles_win(s, u, f.depth_bits, f.win)
+    K.particles_shade(s, cols, int(colors[0] is not None), u, lights, f.win, f.rgb)

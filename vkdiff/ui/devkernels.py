@@ -1,0 +1,295 @@
+"""``vkdiff.ui`` device stage (face floor): the compute kernels that rasterise a GGUI frame on the
+Vulkan device, written as vkdiff kernels (compiled by vkdiff's own codegen like user kernels).
+
+The frame lives in device arrays (:mod:`vkdiff.ui.devdraw`): ``rgb`` (H, W, 3) f32, ``alpha``
+(H, W) f32, ``depth`` (H, W) i32 holding the *bits* of the f32 reversed depth (a non-negative
+float's bits order as the float does, so an integer ``atomic_max`` is a depth test) and ``win``
+(H, W) i32, the winning primitive of the item being drawn (-1: none).
+
+Every item is drawn without locks and without any invocation waiting on another:
+
+* painter's order (canvas circles/triangles/lines): one invocation per primitive over its
+  bounding box, ``atomic_max(win, primitive)`` (the last primitive wins, as blending opaque
+  fragments in submission order does), then one invocation per pixel writes the winner's colour;
+* depth-tested (scene particles/meshes): ``atomic_max(depth, bits(z))`` over all fragments, then
+  ``atomic_max(win, LAST - primitive)`` where the fragment's bits equal the stored depth (the
+  first primitive wins a tie), then one invocation per pixel shades the winner.
+
+The shading is the numpy rasteriser's (:mod:`vkdiff.ui.render3d`, :mod:`vkdiff.ui.canvas`) in
+f32: coverage, depth and Lambert terms agree with it except where f64 and f32 rounding differ
+(a pixel centre within float rounding of an edge; a stored colour within rounding of an 8-bit
+step).
+
+Uniforms travel in one f32 array ``u``: [0:16] view-projection (row-major), [16:32] view,
+[32:35] eye, [35] tan(fov / 2), [36] width, [37] height, [38:41] ambient, [41] number of point
+lights, [42:45] constant colour, [45] alpha, [46:50] the projection's rows 2 and 3 on z and w
+(P22, P23, P32, P33: depth of a camera-space z).  Point lights are a separate (L, 6) array:
+position (in the shading space), colour.
+"""
+
+from .. import types as T
+from ..lang import api as ti
+from ..lang import types_api as tt
+from ..launch.kernel import func, kernel, template
+
+LAST = 0x7FFFFFFE  # win value of primitive p under a depth test: LAST - p (first wins a tie)
+U_SIZE = 50
+
+
+def nd(dtype, ndim):
+    return tt.ndarray(dtype=dtype, ndim=ndim)
+
+
+# ------------------------------------------------------------------ frame
+@kernel
+def clear(rgb: nd(T.f32, 3), alpha: nd(T.f32, 2), depth: nd(T.i32, 2), win: nd(T.i32, 2),
+          r: T.f32, g: T.f32, b: T.f32):
+    for i, j in alpha:
+        rgb[i, j, 0] = r
+        rgb[i, j, 1] = g
+        rgb[i, j, 2] = b
+        alpha[i, j] = 1.0
+        depth[i, j] = 0
+        win[i, j] = -1
+
+
+@func
+def unorm8(c):
+    """float -> 0..255 as a UNORM8 attachment stores it: clamp, * 255 in f32, ties to even."""
+    v = ti.min(ti.max(c, 0.0), 1.0) * 255.0
+    f = ti.floor(v)
+    d = v - f
+    k = T.i32(f)
+    if d > 0.5 or (d == 0.5 and k % 2 == 1):
+        k += 1
+    return k
+
+
+@kernel
+def pack_rgba8(rgb: nd(T.f32, 3), alpha: nd(T.f32, 2), out: nd(T.i32, 2)):
+    for i, j in alpha:
+        r = unorm8(rgb[i, j, 0])
+        g = unorm8(rgb[i, j, 1])
+        b = unorm8(rgb[i, j, 2])
+        a = unorm8(alpha[i, j])
+        out[i, j] = r | (g << 8) | (b << 16) | (a << 24)
+
+
+# ------------------------------------------------------------------ inputs (staging copies)
+@kernel
+def stage_field(src: template(), dst: nd(T.f32, 2), lo: T.i32, ncomp: template(),
+                ndst: template()):
+    """dst[k, c] = component c of the lo + k-th element of a vector field (any shape, row-major
+    order, as to_numpy().reshape(-1, n)); components past the field's are 0."""
+    for I in ti.grouped(src):
+        k = 0
+        for d in ti.static(range(len(src.shape))):
+            k = k * src.shape[d] + I[d]
+        k -= lo
+        if 0 <= k < dst.shape[0]:
+            for c in ti.static(range(ndst)):
+                if ti.static(c < ncomp):
+                    dst[k, c] = T.f32(src[I][c])
+                else:
+                    dst[k, c] = 0.0
+
+
+@kernel
+def stage_scalar_field(src: template(), dst: nd(T.f32, 1), lo: T.i32):
+    for I in ti.grouped(src):
+        k = 0
+        for d in ti.static(range(len(src.shape))):
+            k = k * src.shape[d] + I[d]
+        k -= lo
+        if 0 <= k < dst.shape[0]:
+            dst[k] = T.f32(src[I])
+
+
+# ------------------------------------------------------------------ helpers
+@func
+def span(lo, hi, size):
+    """First pixel and last pixel whose centres lie in [lo, hi] (raster._spans)."""
+    first = ti.min(ti.max(T.i32(ti.ceil(lo - 0.5)), 0), size)
+    last = ti.min(ti.max(T.i32(ti.floor(hi - 0.5)), -1), size - 1)
+    return first, last
+
+
+@func
+def mat4(u, base, x, y, z):
+    """Rows of the 4x4 matrix u[base:base + 16] (row-major) times (x, y, z, 1)."""
+    r0 = u[base + 0] * x + u[base + 1] * y + u[base + 2] * z + u[base + 3]
+    r1 = u[base + 4] * x + u[base + 5] * y + u[base + 6] * z + u[base + 7]
+    r2 = u[base + 8] * x + u[base + 9] * y + u[base + 10] * z + u[base + 11]
+    r3 = u[base + 12] * x + u[base + 13] * y + u[base + 14] * z + u[base + 15]
+    return r0, r1, r2, r3
+
+
+@func
+def color_of(cols, per_vertex, u, p, c):
+    v = u[42 + c]
+    if per_vertex:
+        v = cols[p, c]
+    return v
+
+
+# ------------------------------------------------------------------ canvas circles
+@kernel
+def circles_win(cen: nd(T.f32, 2), rad: nd(T.f32, 1), per_radius: T.i32, r0: T.f32,
+                win: nd(T.i32, 2)):
+    h = win.shape[0]
+    w = win.shape[1]
+    for p in range(cen.shape[0]):
+        cx = cen[p, 0] * w
+        cy = cen[p, 1] * h
+        r = r0
+        if per_radius:
+            r = ti.abs(rad[p] * h)
+        x0, x1 = span(cx - r, cx + r, w)
+        y0, y1 = span(cy - r, cy + r, h)
+        for iy in range(y0, y1 + 1):
+            for ix in range(x0, x1 + 1):
+                dx = ix + 0.5 - cx
+                dy = iy + 0.5 - cy
+                if dx * dx + dy * dy < r * r:
+                    ti.atomic_max(win[iy, ix], p)
+
+
+@kernel
+def resolve_flat(win: nd(T.i32, 2), rgb: nd(T.f32, 3), cols: nd(T.f32, 2), per_vertex: T.i32,
+                 u: nd(T.f32, 1)):
+    """Write the winning primitive's colour (painter's order) and reset win."""
+    for i, j in win:
+        p = win[i, j]
+        if p >= 0:
+            for c in ti.static(range(3)):
+                rgb[i, j, c] = color_of(cols, per_vertex, u, p, c)
+            win[i, j] = -1
+
+
+# ------------------------------------------------------------------ scene particles
+@kernel
+def particles_setup(pos: nd(T.f32, 2), rad: nd(T.f32, 1), per_radius: T.i32, r0: T.f32,
+                    u: nd(T.f32, 1), s: nd(T.f32, 2)):
+    """Per particle: pixel centre x, y, pixel radius, camera-space x, y, z, radius, visible."""
+    for p in range(s.shape[0]):
+        x = pos[p, 0]
+        y = pos[p, 1]
+        z = pos[p, 2]
+        c0, c1, c2, c3 = mat4(u, 0, x, y, z)
+        r = r0
+        if per_radius:
+            r = rad[p]
+        ex = x - u[32]
+        ey = y - u[33]
+        ez = z - u[34]
+        dist = ti.sqrt(ex * ex + ey * ey + ez * ez)
+        rpx = r / (u[35] * dist) * u[36] * 0.5
+        v0, v1, v2, v3 = mat4(u, 16, x, y, z)
+        ok = 0.0
+        if c3 > 0 and rpx > 0 and rpx < 1e30:
+            ok = 1.0
+        s[p, 0] = (c0 / c3 + 1.0) * 0.5 * u[36]
+        s[p, 1] = (c1 / c3 + 1.0) * 0.5 * u[37]
+        s[p, 2] = rpx
+        s[p, 3] = v0 / v3
+        s[p, 4] = v1 / v3
+        s[p, 5] = v2 / v3
+        s[p, 6] = r
+        s[p, 7] = ok
+
+
+@kernel
+def particles_depth(s: nd(T.f32, 2), u: nd(T.f32, 1), depth: nd(T.i32, 2)):
+    h = depth.shape[0]
+    w = depth.shape[1]
+    for p in range(s.shape[0]):
+        if s[p, 7] > 0:
+            x = s[p, 0]
+            y = s[p, 1]
+            r = s[p, 2]
+            x0, x1 = span(x - r, x + r, w)
+            y0, y1 = span(y - r, y + r, h)
+            for iy in range(y0, y1 + 1):
+                for ix in range(x0, x1 + 1):
+                    dx = (ix + 0.5 - x) / r
+                    dy = (iy + 0.5 - y) / r
+                    d2 = dx * dx + dy * dy
+                    if d2 < 1.0:
+                        vz = s[p, 5] + ti.sqrt(1.0 - d2) * s[p, 6]
+                        z = (u[46] * vz + u[47]) / (u[48] * vz + u[49])
+                        if 0.0 <= z <= 1.0:
+                            ti.atomic_max(depth[iy, ix], ti.bit_cast(z, T.i32))
+
+
+@kernel
+def particles_win(s: nd(T.f32, 2), u: nd(T.f32, 1), depth: nd(T.i32, 2), win: nd(T.i32, 2)):
+    h = depth.shape[0]
+    w = depth.shape[1]
+    for p in range(s.shape[0]):
+        if s[p, 7] > 0:
+            x = s[p, 0]
+            y = s[p, 1]
+            r = s[p, 2]
+            x0, x1 = span(x - r, x + r, w)
+            y0, y1 = span(y - r, y + r, h)
+            for iy in range(y0, y1 + 1):
+                for ix in range(x0, x1 + 1):
+                    dx = (ix + 0.5 - x) / r
+                    dy = (iy + 0.5 - y) / r
+                    d2 = dx * dx + dy * dy
+                    if d2 < 1.0:
+                        vz = s[p, 5] + ti.sqrt(1.0 - d2) * s[p, 6]
+                        z = (u[46] * vz + u[47]) / (u[48] * vz + u[49])
+                        if 0.0 <= z <= 1.0:
+                            if ti.bit_cast(z, T.i32) == depth[iy, ix]:
+                                ti.atomic_max(win[iy, ix], LAST - p)
+
+
+@func
+def lambert(u, lights, base_r, base_g, base_b, px, py, pz, nx, ny, nz, two_sided):
+    """render3d.lambert for one fragment; lights (L, 6): position (in the shading space),
+    colour."""
+    out_r = base_r * u[38]
+    out_g = base_g * u[39]
+    out_b = base_b * u[40]
+    nn = ti.max(ti.sqrt(nx * nx + ny * ny + nz * nz), 1e-20)
+    nx /= nn
+    ny /= nn
+    nz /= nn
+    for k in range(T.i32(u[41])):
+        lx = lights[k, 0] - px
+        ly = lights[k, 1] - py
+        lz = lights[k, 2] - pz
+        ll = ti.max(ti.sqrt(lx * lx + ly * ly + lz * lz), 1e-20)
+        f = (lx / ll) * nx + (ly / ll) * ny + (lz / ll) * nz
+        if two_sided:
+            f = ti.abs(f)
+        else:
+            f = ti.max(f, 0.0)
+        out_r += f * base_r * lights[k, 3]
+        out_g += f * base_g * lights[k, 4]
+        out_b += f * base_b * lights[k, 5]
+    return out_r, out_g, out_b
+
+
+@kernel
+def particles_shade(s: nd(T.f32, 2), cols: nd(T.f32, 2), per_vertex: T.i32, u: nd(T.f32, 1),
+                    lights: nd(T.f32, 2), win: nd(T.i32, 2), rgb: nd(T.f32, 3)):
+    for i, j in win:
+        q = win[i, j]
+        if q >= 0:
+            p = LAST - q
+            r = s[p, 2]
+            dx = (j + 0.5 - s[p, 0]) / r
+            dy = (i + 0.5 - s[p, 1]) / r
+            nz = ti.sqrt(ti.max(1.0 - dx * dx - dy * dy, 0.0))
+            rad = s[p, 6]
+            br = color_of(cols, per_vertex, u, p, 0)
+            bg = color_of(cols, per_vertex, u, p, 1)
+            bb = color_of(cols, per_vertex, u, p, 2)
+            cr, cg, cb = lambert(u, lights, br, bg, bb, s[p, 3] + dx * rad, s[p, 4] + dy * rad,
+                                 s[p, 5] + nz * rad, dx, dy, nz, 0)
+            rgb[i, j, 0] = cr
+            rgb[i, j, 1] = cg
+            rgb[i, j, 2] = cb
+            win[i, j] = -1
