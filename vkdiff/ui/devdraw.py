@@ -20,6 +20,7 @@ import numpy as np
 from .. import types as T
 from ..errors import VkdiffError
 from ..lang import state
+from ..lang.api import device_features
 from ..lang.field import Field
 from ..lang.ndarray import Ndarray, ndarray
 from . import devkernels as K
@@ -57,8 +58,22 @@ def _probe():
                      [[51, 102, 153, 255], [51, 102, 153, 255]]], np.uint8)
     if not np.array_equal(img, want):
         return False, f"the device probe drew {img.tolist()}, not {want.tolist()}"
-    atomics = "two-pass depth test (atomic_max on i32 depth bits, then on primitive ids)"
-    return True, f"compute-shader rasteriser on the device ({atomics})"
+    if f.wide:
+        how = "one-pass depth test: 64-bit atomic_max of depth bits and primitive id"
+    else:
+        why = ("VKDIFF_UI_DRAW_DEPTH=i32" if os.environ.get("VKDIFF_UI_DRAW_DEPTH") == "i32"
+               else "the device has no 64-bit integer atomics")
+        how = (f"two-pass depth test: atomic_max of the i32 depth bits, then of the primitive "
+               f"id ({why})")
+    return True, f"compute-shader rasteriser on the device ({how})"
+
+
+def wide_depth():
+    """64-bit depth+id atomics: where the device has them (VKDIFF_UI_DRAW_DEPTH=i32: never)."""
+    if os.environ.get("VKDIFF_UI_DRAW_DEPTH", "").strip().lower() == "i32":
+        return False
+    feats = device_features()
+    return bool(feats.get("int64") and feats.get("int64_atomics"))
 
 
 class DeviceFrame:
@@ -68,6 +83,7 @@ class DeviceFrame:
     def __init__(self, width, height):
         self.width, self.height = int(width), int(height)
         self._gen = None
+        self.wide = wide_depth()
         self._pool = {}
         self._used = []
 
@@ -76,7 +92,7 @@ class DeviceFrame:
             h, w = self.height, self.width
             self.rgb = ndarray(T.f32, (h, w, 3))
             self.alpha = ndarray(T.f32, (h, w))
-            self.depth_bits = ndarray(T.i32, (h, w))
+            self.depth_bits = ndarray(T.i64 if self.wide else T.i32, (h, w))
             self.win = ndarray(T.i32, (h, w))
             self.packed = ndarray(T.i32, (h, w))
             self._pool, self._used = {}, []
@@ -108,14 +124,18 @@ class DeviceFrame:
         self._arrays()
         self.rgb.from_numpy(np.ascontiguousarray(rgb, np.float32))
         self.alpha.from_numpy(np.ascontiguousarray(alpha, np.float32))
-        self.depth_bits.from_numpy(np.ascontiguousarray(depth, np.float32).view(np.int32))
+        bits = np.ascontiguousarray(depth, np.float32).view(np.int32)
+        self.depth_bits.from_numpy(bits.astype(np.int64) << 32 if self.wide else bits)
 
     def download(self):
         """(rgb, depth, alpha) as the numpy rasteriser holds them (rows bottom-up)."""
         return (self.rgb.to_numpy(), self.depth(), self.alpha.to_numpy())
 
     def depth(self):
-        return self.depth_bits.to_numpy().view(np.float32)
+        bits = self.depth_bits.to_numpy()
+        if self.wide:
+            bits = (bits >> 32).astype(np.int32)
+        return bits.view(np.float32)
 
     def rgba8(self):
         """(H, W, 4) uint8, rows bottom-up: rounded on the device, one 32-bit word a pixel."""
@@ -231,6 +251,11 @@ def draw_particles(f, view, cen, radii, r0, colors):
     if n > K.LAST:
         raise VkdiffError(f"ti.ui: {n} particles are more than the device rasteriser's {K.LAST}")
     K.particles_setup(cen, rad, int(radii is not None), float(r0), u, s)
-    K.particles_depth(s, u, f.depth_bits)
-    K.particles_win(s, u, f.depth_bits, f.win)
-    K.particles_shade(s, cols, int(colors[0] is not None), u, lights, f.win, f.rgb)
+    per_vertex = int(colors[0] is not None)
+    if f.wide:
+        K.particles_depth64(s, u, f.depth_bits)
+        K.particles_shade64(s, cols, per_vertex, u, lights, len(view.lights), f.depth_bits, f.rgb)
+    else:
+        K.particles_depth(s, u, f.depth_bits)
+        K.particles_win(s, u, f.depth_bits, f.win)
+        K.particles_shade(s, cols, per_vertex, u, lights, len(view.lights), f.win, f.rgb)

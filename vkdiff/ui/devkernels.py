@@ -33,6 +33,7 @@ from ..lang import types_api as tt
 from ..launch.kernel import func, kernel, template
 
 LAST = 0x7FFFFFFE  # win value of primitive p under a depth test: LAST - p (first wins a tie)
+# (p < LAST, so LAST - p > 0: 0 in the low word of an i64 depth means no winner)
 U_SIZE = 50
 
 
@@ -42,7 +43,7 @@ def nd(dtype, ndim):
 
 # ------------------------------------------------------------------ frame
 @kernel
-def clear(rgb: nd(T.f32, 3), alpha: nd(T.f32, 2), depth: nd(T.i32, 2), win: nd(T.i32, 2),
+def clear(rgb: nd(T.f32, 3), alpha: nd(T.f32, 2), depth: nd(None, 2), win: nd(T.i32, 2),
           r: T.f32, g: T.f32, b: T.f32):
     for i, j in alpha:
         rgb[i, j, 0] = r
@@ -198,57 +199,69 @@ def particles_setup(pos: nd(T.f32, 2), rad: nd(T.f32, 1), per_radius: T.i32, r0:
         s[p, 7] = ok
 
 
-@kernel
-def particles_depth(s: nd(T.f32, 2), u: nd(T.f32, 1), depth: nd(T.i32, 2)):
+@func
+def particle_fragments(s, u, depth, win, p, mode: template()):
+    """The fragments of particle p: mode 0 raises depth (i32 bits), mode 1 marks p where its
+    depth is the stored one (win), mode 2 raises (depth bits << 32 | LAST - p) (i64)."""
     h = depth.shape[0]
     w = depth.shape[1]
+    x = s[p, 0]
+    y = s[p, 1]
+    r = s[p, 2]
+    vz0 = s[p, 5]
+    rad = s[p, 6]
+    p22 = u[46]
+    p23 = u[47]
+    p32 = u[48]
+    p33 = u[49]
+    code = LAST - p
+    x0, x1 = span(x - r, x + r, w)
+    y0, y1 = span(y - r, y + r, h)
+    for iy in range(y0, y1 + 1):
+        dy = (iy + 0.5 - y) / r
+        for ix in range(x0, x1 + 1):
+            dx = (ix + 0.5 - x) / r
+            d2 = dx * dx + dy * dy
+            if d2 < 1.0:
+                vz = vz0 + ti.sqrt(1.0 - d2) * rad
+                z = (p22 * vz + p23) / (p32 * vz + p33)
+                if 0.0 <= z <= 1.0:
+                    bits = ti.bit_cast(z, T.i32)
+                    if ti.static(mode == 0):
+                        ti.atomic_max(depth[iy, ix], bits)
+                    elif ti.static(mode == 1):
+                        if bits == depth[iy, ix]:
+                            ti.atomic_max(win[iy, ix], code)
+                    else:
+                        ti.atomic_max(depth[iy, ix], (T.i64(bits) << 32) | T.i64(code))
+
+
+@kernel
+def particles_depth(s: nd(T.f32, 2), u: nd(T.f32, 1), depth: nd(T.i32, 2)):
     for p in range(s.shape[0]):
         if s[p, 7] > 0:
-            x = s[p, 0]
-            y = s[p, 1]
-            r = s[p, 2]
-            x0, x1 = span(x - r, x + r, w)
-            y0, y1 = span(y - r, y + r, h)
-            for iy in range(y0, y1 + 1):
-                for ix in range(x0, x1 + 1):
-                    dx = (ix + 0.5 - x) / r
-                    dy = (iy + 0.5 - y) / r
-                    d2 = dx * dx + dy * dy
-                    if d2 < 1.0:
-                        vz = s[p, 5] + ti.sqrt(1.0 - d2) * s[p, 6]
-                        z = (u[46] * vz + u[47]) / (u[48] * vz + u[49])
-                        if 0.0 <= z <= 1.0:
-                            ti.atomic_max(depth[iy, ix], ti.bit_cast(z, T.i32))
+            particle_fragments(s, u, depth, depth, p, 0)
 
 
 @kernel
 def particles_win(s: nd(T.f32, 2), u: nd(T.f32, 1), depth: nd(T.i32, 2), win: nd(T.i32, 2)):
-    h = depth.shape[0]
-    w = depth.shape[1]
     for p in range(s.shape[0]):
         if s[p, 7] > 0:
-            x = s[p, 0]
-            y = s[p, 1]
-            r = s[p, 2]
-            x0, x1 = span(x - r, x + r, w)
-            y0, y1 = span(y - r, y + r, h)
-            for iy in range(y0, y1 + 1):
-                for ix in range(x0, x1 + 1):
-                    dx = (ix + 0.5 - x) / r
-                    dy = (iy + 0.5 - y) / r
-                    d2 = dx * dx + dy * dy
-                    if d2 < 1.0:
-                        vz = s[p, 5] + ti.sqrt(1.0 - d2) * s[p, 6]
-                        z = (u[46] * vz + u[47]) / (u[48] * vz + u[49])
-                        if 0.0 <= z <= 1.0:
-                            if ti.bit_cast(z, T.i32) == depth[iy, ix]:
-                                ti.atomic_max(win[iy, ix], LAST - p)
+            particle_fragments(s, u, depth, win, p, 1)
+
+
+@kernel
+def particles_depth64(s: nd(T.f32, 2), u: nd(T.f32, 1), zw: nd(T.i64, 2)):
+    for p in range(s.shape[0]):
+        if s[p, 7] > 0:
+            particle_fragments(s, u, zw, zw, p, 2)
 
 
 @func
-def lambert(u, lights, base_r, base_g, base_b, px, py, pz, nx, ny, nz, two_sided):
+def lambert(u, lights, nlights: template(), base_r, base_g, base_b, px, py, pz, nx, ny, nz,
+            two_sided):
     """render3d.lambert for one fragment; lights (L, 6): position (in the shading space),
-    colour."""
+    colour; nlights a compile-time count (a run-time loop is 4x slower on lavapipe)."""
     out_r = base_r * u[38]
     out_g = base_g * u[39]
     out_b = base_b * u[40]
@@ -256,7 +269,7 @@ def lambert(u, lights, base_r, base_g, base_b, px, py, pz, nx, ny, nz, two_sided
     nx /= nn
     ny /= nn
     nz /= nn
-    for k in range(T.i32(u[41])):
+    for k in ti.static(range(nlights)):
         lx = lights[k, 0] - px
         ly = lights[k, 1] - py
         lz = lights[k, 2] - pz
@@ -272,24 +285,41 @@ def lambert(u, lights, base_r, base_g, base_b, px, py, pz, nx, ny, nz, two_sided
     return out_r, out_g, out_b
 
 
+@func
+def shade_particle(s, cols, per_vertex, u, lights, nlights: template(), rgb, p, i, j):
+    r = s[p, 2]
+    dx = (j + 0.5 - s[p, 0]) / r
+    dy = (i + 0.5 - s[p, 1]) / r
+    nz = ti.sqrt(ti.max(1.0 - dx * dx - dy * dy, 0.0))
+    rad = s[p, 6]
+    br = color_of(cols, per_vertex, u, p, 0)
+    bg = color_of(cols, per_vertex, u, p, 1)
+    bb = color_of(cols, per_vertex, u, p, 2)
+    cr, cg, cb = lambert(u, lights, nlights, br, bg, bb, s[p, 3] + dx * rad, s[p, 4] + dy * rad,
+                         s[p, 5] + nz * rad, dx, dy, nz, 0)
+    rgb[i, j, 0] = cr
+    rgb[i, j, 1] = cg
+    rgb[i, j, 2] = cb
+
+
 @kernel
 def particles_shade(s: nd(T.f32, 2), cols: nd(T.f32, 2), per_vertex: T.i32, u: nd(T.f32, 1),
-                    lights: nd(T.f32, 2), win: nd(T.i32, 2), rgb: nd(T.f32, 3)):
+                    lights: nd(T.f32, 2), nlights: template(), win: nd(T.i32, 2),
+                    rgb: nd(T.f32, 3)):
     for i, j in win:
         q = win[i, j]
         if q >= 0:
-            p = LAST - q
-            r = s[p, 2]
-            dx = (j + 0.5 - s[p, 0]) / r
-            dy = (i + 0.5 - s[p, 1]) / r
-            nz = ti.sqrt(ti.max(1.0 - dx * dx - dy * dy, 0.0))
-            rad = s[p, 6]
-            br = color_of(cols, per_vertex, u, p, 0)
-            bg = color_of(cols, per_vertex, u, p, 1)
-            bb = color_of(cols, per_vertex, u, p, 2)
-            cr, cg, cb = lambert(u, lights, br, bg, bb, s[p, 3] + dx * rad, s[p, 4] + dy * rad,
-                                 s[p, 5] + nz * rad, dx, dy, nz, 0)
-            rgb[i, j, 0] = cr
-            rgb[i, j, 1] = cg
-            rgb[i, j, 2] = cb
+            shade_particle(s, cols, per_vertex, u, lights, nlights, rgb, LAST - q, i, j)
             win[i, j] = -1
+
+
+@kernel
+def particles_shade64(s: nd(T.f32, 2), cols: nd(T.f32, 2), per_vertex: T.i32,
+                      u: nd(T.f32, 1), lights: nd(T.f32, 2), nlights: template(),
+                      zw: nd(T.i64, 2),
+                      rgb: nd(T.f32, 3)):
+    for i, j in zw:
+        q = T.i32(zw[i, j] & 0xFFFFFFFF)
+        if q > 0:
+            shade_particle(s, cols, per_vertex, u, lights, nlights, rgb, LAST - q, i, j)
+            zw[i, j] = zw[i, j] >> 32 << 32
