@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from .. import types as T
+from .. import types as T  # noqa: N812 (also devdraw.T for scene.py)
 from ..errors import VkdiffError
 from ..lang import state
 from ..lang.api import device_features
@@ -198,6 +198,27 @@ class DeviceFrame:
         dst.from_numpy(np.ascontiguousarray(c, np.float32))
         return dst, np.zeros(3, np.float32)
 
+    def stage_indices(self, x, n_vertices, lo=0, count=None, add=0):
+        """i32 device array of indices[lo:lo + count] + add (a flat integer field or a field
+        of index vectors is copied on the device; on the host, indices are checked)."""
+        if isinstance(x, Field) and not isinstance(x, Ndarray) and x.shape \
+                and len(x.elem_shape) <= 1 and not x.dtype.is_float:
+            total = int(np.prod(x.shape)) * (x.elem_shape[0] if x.elem_shape else 1)
+            cnt = total - lo if count is None else count
+            dst = self.scratch(T.i32, (max(cnt, 1),))
+            K.stage_index_field(x, dst, int(lo), int(add))
+            return dst, cnt
+        a = sources.indices(x, n_vertices, 1)
+        cnt = a.size - lo if count is None else count
+        a = a[lo:lo + cnt] + add
+        if a.size and a.max() >= n_vertices:
+            raise sources.VkdiffValueError("ti.ui: mesh indices plus vertex_offset exceed the "
+                                           "vertices")
+        dst = self.scratch(T.i32, (max(a.size, 1),))
+        if a.size:
+            dst.from_numpy(np.ascontiguousarray(a, np.int32))
+        return dst, a.size
+
     def dummy(self, dtype, shape):
         return self.scratch(dtype, shape)
 
@@ -239,12 +260,7 @@ def draw_particles(f, view, cen, radii, r0, colors):
     if n == 0:
         return
     u = f.set_uniforms(uniforms(f.width, f.height, const, view))
-    lights = f.scratch(T.f32, (max(len(view.lights), 1), 6))
-    lt = np.zeros((max(len(view.lights), 1), 6), np.float32)
-    for k, (lp, lc) in enumerate(view.lights):
-        lt[k, :3] = (view.view @ np.append(lp, 1.0))[:3]  # particles shade in camera space
-        lt[k, 3:] = lc
-    lights.from_numpy(lt)
+    lights = _lights(f, view, view.view)  # particles shade in camera space
     s = f.scratch(T.f32, (n, 8))
     rad = radii if radii is not None else f.dummy(T.f32, (1,))
     cols = cols if cols is not None else f.dummy(T.f32, (1, 3))
@@ -259,3 +275,81 @@ def draw_particles(f, view, cen, radii, r0, colors):
         K.particles_depth(s, u, f.depth_bits)
         K.particles_win(s, u, f.depth_bits, f.win)
         K.particles_shade(s, cols, per_vertex, u, lights, len(view.lights), f.win, f.rgb)
+
+
+def _lights(f, view, space=None):
+    n = max(len(view.lights), 1)
+    lt = np.zeros((n, 6), np.float32)
+    for k, (lp, lc) in enumerate(view.lights):
+        lt[k, :3] = lp if space is None else (space @ np.append(lp, 1.0))[:3]
+        lt[k, 3:] = lc
+    a = f.scratch(T.f32, (n, 6))
+    a.from_numpy(lt)
+    return a
+
+
+class Mesh:
+    """A scene mesh staged on the device: positions (nv, 3), normals (nv, 3) (generated on the
+    device as scene.gen_normals does, when not given), colours, and the triangles to draw
+    (idx: staged indices or None for consecutive vertices from `first`)."""
+
+    def __init__(self, f, pos, nrm, colors, idx, ntri, first, two_sided):
+        self.pos, self.nrm, self.colors = pos, nrm, colors
+        self.idx, self.ntri, self.first, self.two = idx, ntri, first, int(two_sided)
+
+
+def gen_normals(f, pos, idx, ntri):
+    """(nv, 3) normals: scene.gen_normals on the device (float atomics; idx None: consecutive
+    triples)."""
+    nv = pos.shape[0]
+    acc = f.scratch(T.f32, (nv, 3))
+    cnt = f.scratch(T.i32, (nv,))
+    K.zero2(acc)
+    cnt.fill(0)
+    indexed = idx is not None
+    K.face_normals_add(pos, idx if indexed else f.dummy(T.i32, (1,)), int(indexed), int(ntri),
+                       acc, cnt)
+    K.normals_average(acc, cnt)
+    return acc
+
+
+def draw_mesh(f, view, m, model=None):
+    if m.ntri == 0:
+        return
+    u = f.set_uniforms(uniforms(f.width, f.height, m.colors[1], view))
+    nv = m.pos.shape[0]
+    vx = f.scratch(T.f32, (nv, 4))
+    mod = f.scratch(T.f32, (16,))
+    if model is not None:
+        mod.from_numpy(np.asarray(model, np.float32).reshape(-1))
+    K.mesh_vertices(m.pos, u, mod, int(model is not None), vx)
+    lights = _lights(f, view)
+    cols = m.colors[0] if m.colors[0] is not None else f.dummy(T.f32, (1, 3))
+    per_vertex = int(m.colors[0] is not None)
+    indexed = int(m.idx is not None)
+    idx = m.idx if m.idx is not None else f.dummy(T.i32, (1,))
+    args = (vx, idx, indexed, int(m.ntri))
+    shade = (vx, idx, indexed, m.pos, m.nrm, cols, per_vertex, u, lights, len(view.lights),
+             m.two)
+    if f.wide:
+        K.mesh_depth64(*args, f.depth_bits)
+        K.mesh_shade64(*shade, f.depth_bits, f.rgb)
+    else:
+        K.mesh_depth(*args, f.depth_bits)
+        K.mesh_win(*args, f.depth_bits, f.win)
+        K.mesh_shade(*shade, f.win, f.rgb)
+
+
+def draw_triangles_2d(f, pos, idx, ntri, colors):
+    """Canvas triangles: pos staged (nv, 2) in [0, 1]^2, painter's order."""
+    if ntri == 0:
+        return
+    cols, const = colors
+    u = f.set_uniforms(uniforms(f.width, f.height, const))
+    vx = f.scratch(T.f32, (pos.shape[0], 4))
+    K.points2d_to_pixels(pos, vx, float(f.width), float(f.height))
+    indexed = int(idx is not None)
+    idx = idx if idx is not None else f.dummy(T.i32, (1,))
+    cols = cols if cols is not None else f.dummy(T.f32, (1, 3))
+    K.tris2d_win(vx, idx, indexed, int(ntri), f.win)
+    K.tris2d_resolve(vx, idx, indexed, cols, int(colors[0] is not None), u, f.win, f.rgb)
