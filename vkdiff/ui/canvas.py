@@ -233,6 +233,8 @@ class Canvas:
         dev = self._frame.dev
         if dev is not None:
             h = self._frame.height
+            if dev.count(centers, "centers") == 0:
+                return
             cen = dev.stage_points(centers, 2)
             n = cen.shape[0]
             radii = None
@@ -254,6 +256,17 @@ class Canvas:
         self._frame.add(lambda f: draw_circles(f, c, r, cols))
 
     def triangles(self, vertices, color=(0.5, 0.5, 0.5), indices=None, per_vertex_color=None):
+        dev = self._frame.dev
+        if dev is not None:
+            n = dev.count(vertices, "vertices")
+            if n == 0:
+                return
+            pos = dev.stage_points(vertices, 2, "vertices")
+            cols = dev.stage_colors(color, per_vertex_color, n)
+            idx, cnt = (None, n) if indices is None else dev.stage_indices(indices, n)
+            self._frame.add(None, lambda f: devdraw.draw_triangles_2d(f.dev, pos, idx, cnt // 3,
+                                                                      cols))
+            return
         v = sources.points(vertices, 2, "vertices")
         cols = sources.vertex_colors(color, per_vertex_color, v.shape[0])
         idx = (sources.indices(indices, v.shape[0], 3) if indices is not None
