@@ -117,8 +117,13 @@ class DeviceFrame:
     def clear(self, background):
         self._arrays()
         bg = np.asarray(background, np.float32)
-        K.clear(self.rgb, self.alpha, self.depth_bits, self.win, float(bg[0]), float(bg[1]),
-                float(bg[2]))
+        if bg[0] == bg[1] == bg[2]:
+            self.rgb.fill(float(bg[0]))
+        else:
+            K.clear_rgb(self.rgb, float(bg[0]), float(bg[1]), float(bg[2]))
+        self.alpha.fill(1.0)
+        self.depth_bits.fill(0)
+        self.win.fill(-1)  # (each draw leaves it -1 again)
 
     def upload(self, rgb, depth, alpha):
         self._arrays()

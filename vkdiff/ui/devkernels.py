@@ -43,26 +43,21 @@ def nd(dtype, ndim):
 
 # ------------------------------------------------------------------ frame
 @kernel
-def clear(rgb: nd(T.f32, 3), alpha: nd(T.f32, 2), depth: nd(None, 2), win: nd(T.i32, 2),
-          r: T.f32, g: T.f32, b: T.f32):
-    for i, j in alpha:
+def clear_rgb(rgb: nd(T.f32, 3), r: T.f32, g: T.f32, b: T.f32):
+    """The background colour (depth, alpha and win are cleared by buffer fills)."""
+    for i, j in ti.ndrange(rgb.shape[0], rgb.shape[1]):
         rgb[i, j, 0] = r
         rgb[i, j, 1] = g
         rgb[i, j, 2] = b
-        alpha[i, j] = 1.0
-        depth[i, j] = 0
-        win[i, j] = -1
 
 
 @func
 def unorm8(c):
     """float -> 0..255 as a UNORM8 attachment stores it: clamp, * 255 in f32, ties to even."""
     v = ti.min(ti.max(c, 0.0), 1.0) * 255.0
-    f = ti.floor(v)
-    d = v - f
-    k = T.i32(f)
-    if d > 0.5 or (d == 0.5 and k % 2 == 1):
-        k += 1
+    k = T.i32(v + 0.5)  # rounds half up (v >= 0) ...
+    if T.f32(k) - v == 0.5:
+        k &= -2  # ... and a tie down to even
     return k
 
 
