@@ -218,3 +218,24 @@ def test_numpy_fallback_is_chosen_by_environment(monkeypatch):
     w = ti.ui.Window("t", (W, H), show_window=False)
     assert w._frame.dev is None
     w.destroy()
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_rgba_particles_opaque_on_the_device_translucent_blend(alpha):
+    # mpm3d_ggui passes a 4-vector colour field with alpha 1: drawn on the device; alpha < 1
+    # blends particle after particle, by the numpy rasteriser from the staged arrays
+    rng = np.random.default_rng(6)
+    pos = (rng.random((200, 3)) - 0.5).astype(np.float32)
+    cols = np.concatenate([rng.random((200, 3)), np.full((200, 1), alpha)], 1).astype(np.float32)
+
+    def draw(w):
+        s = w.get_scene()
+        s.set_camera(_cam())
+        s.point_light((0.5, 1.5, 1.5), (0.5, 0.5, 0.5))
+        f = ti.Vector.field(4, ti.f32, 200)
+        f.from_numpy(cols)
+        s.particles(pos, radius=0.05, per_vertex_color=f)
+        w.get_canvas().scene(s)
+    a, b, _, _ = _both(draw)
+    _close(a, b, max_px=6 if alpha == 1.0 else 0)
+    assert (a[:, :, 3] < 255).any() == (alpha < 1)

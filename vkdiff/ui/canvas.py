@@ -55,8 +55,8 @@ class Frame:
         self._where = None
 
     def add_3d(self, item, device_item=None):
-        """A 3D item (item(frame, view), or device_item(device frame, view)); drawn with the
-        view of the last set_view()."""
+        """A 3D item (item(frame, view), or device_item(frame, view) drawing into frame.dev);
+        drawn with the view of the last set_view()."""
         holder = [None]
         self.views3d.append(holder)
 
@@ -66,7 +66,7 @@ class Frame:
 
         def device(frame):
             if holder[0] is not None:
-                device_item(frame.dev, holder[0])
+                device_item(frame, holder[0])
         self.add(command if item is not None else None,
                  device if device_item is not None else None)
 

@@ -187,19 +187,24 @@ class DeviceFrame:
         dst.from_numpy(np.ascontiguousarray(a, np.float32))
         return dst
 
-    def stage_colors(self, color, per_vertex_color, n, lo=0):
+    def stage_colors(self, color, per_vertex_color, n, lo=0, rgba=False):
         """(cols (n, 3) device array or None, constant colour (3,)): per-vertex colours when
-        given (their alpha dropped), else the constant one."""
+        given (their alpha dropped; kept with rgba=True when there is one: (n, 4)), else the
+        constant one."""
         if per_vertex_color is None:
             return None, sources.color3(color)
         x = per_vertex_color
+        k = 4 if rgba and sources.has_alpha(x) else 3
         if isinstance(x, Field) and len(x.elem_shape) == 1 and x.elem_shape[0] in (3, 4) \
                 and not isinstance(x, Ndarray) and x.shape and int(np.prod(x.shape)) >= lo + n:
-            dst = self.scratch(T.f32, (n, 3))
-            K.stage_field(x, dst, int(lo), 3, 3)
+            dst = self.scratch(T.f32, (n, k))
+            K.stage_field(x, dst, int(lo), k, k)
             return dst, np.zeros(3, np.float32)
-        c = sources.per_vertex_colors(x, lo + n)[lo:lo + n]
-        dst = self.scratch(T.f32, (n, 3))
+        if k == 4:
+            c = sources.vertex_rgba(color, x, lo + n)[lo:lo + n]
+        else:
+            c = sources.per_vertex_colors(x, lo + n)[lo:lo + n]
+        dst = self.scratch(T.f32, (n, k))
         dst.from_numpy(np.ascontiguousarray(c, np.float32))
         return dst, np.zeros(3, np.float32)
 
@@ -257,6 +262,33 @@ def draw_circles(f, cen, radii, r0, colors):
     cols = cols if cols is not None else f.dummy(T.f32, (1, 3))
     K.circles_win(cen, rad, int(radii is not None), float(np.float32(abs(r0))), f.win)
     K.resolve_flat(f.win, f.rgb, cols, int(colors[0] is not None), u)
+
+
+def opaque(f, cols):
+    """Whether staged colours are opaque: no alpha, or every alpha 1 (counted on the device,
+    one integer read back)."""
+    if cols is None or cols.shape[1] < 4:
+        return True
+    out = f.scratch(T.i32, (1,))
+    out.fill(0)
+    K.count_translucent(cols, out)
+    return int(out.to_numpy()[0]) == 0
+
+
+def draw_particles_item(frame, view, cen, radii, r0, colors):
+    """A scene.particles item: on the device, or -- translucent RGBA colours blend particle
+    after particle -- by the numpy rasteriser from the staged arrays."""
+    f = frame.dev
+    if not opaque(f, colors[0]):
+        from .render3d import draw_particles as host_draw  # noqa: PLC0415 (same floor)
+        frame._to_host()
+        c = cen.to_numpy().astype(np.float64)
+        r = (radii.to_numpy().astype(np.float64) if radii is not None
+             else np.full(c.shape[0], float(r0)))
+        host_draw(frame, view, c, r, colors[0].to_numpy().astype(np.float64))
+        return
+    frame._to_device()
+    draw_particles(f, view, cen, radii, r0, colors)
 
 
 def draw_particles(f, view, cen, radii, r0, colors):

@@ -120,6 +120,14 @@ def stage_index_field(src: template(), dst: nd(T.i32, 1), lo: T.i32, add: T.i32)
                     dst[kc] = T.i32(src[I][c]) + add
 
 
+@kernel
+def count_translucent(cols: nd(T.f32, 2), out: nd(T.i32, 1)):
+    """out[0] += how many RGBA colours have alpha != 1 (those blend, on the host)."""
+    for p in range(cols.shape[0]):
+        if cols[p, 3] != 1.0:
+            ti.atomic_add(out[0], 1)
+
+
 # ------------------------------------------------------------------ helpers
 @func
 def span(lo, hi, size):

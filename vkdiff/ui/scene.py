@@ -67,7 +67,7 @@ class Scene:
     def particles(self, centers, radius, color=(0.5, 0.5, 0.5), per_vertex_color=None,
                   per_vertex_radius=None, index_offset=0, index_count=None):
         dev = self._frame.dev if self._frame is not None else None
-        if dev is not None and not sources.has_alpha(per_vertex_color):
+        if dev is not None:
             n = dev.count(centers, "centers")
             lo, cnt = _range(n, index_offset, index_count)
             if cnt == 0:
@@ -77,9 +77,9 @@ class Scene:
             if per_vertex_radius is not None:
                 radii = dev.stage_scalars(per_vertex_radius, cnt, "per_vertex_radius", lo=lo)
             r0 = sources.number(radius, "radius")
-            cols = dev.stage_colors(color, per_vertex_color, cnt, lo)
-            self._frame.add_3d(None, lambda d, v: devdraw.draw_particles(d, v, cen, radii, r0,
-                                                                         cols))
+            cols = dev.stage_colors(color, per_vertex_color, cnt, lo, rgba=True)
+            self._frame.add_3d(None, lambda f, v: devdraw.draw_particles_item(f, v, cen, radii,
+                                                                              r0, cols))
             return
         c = sources.points(centers, 3, "centers").astype(np.float64)
         n = c.shape[0]
@@ -151,7 +151,7 @@ class Scene:
                               vertex_offset, vertex_count, index_offset, index_count)
         if m is not None:
             if m:
-                self._frame.add_3d(None, lambda d, v: devdraw.draw_mesh(d, v, m))
+                self._frame.add_3d(None, lambda f, v: devdraw.draw_mesh(f.dev, v, m))
             return
         pos, nrm, cols, tri = self._mesh_data(vertices, indices, normals, color, per_vertex_color,
                                               vertex_offset, vertex_count, index_offset,
@@ -168,8 +168,8 @@ class Scene:
         if m is not None:
             if m:
                 for model in self._models(transforms, instance_offset, instance_count):
-                    self._frame.add_3d(None, lambda d, v, model=model:
-                                       devdraw.draw_mesh(d, v, m, model))
+                    self._frame.add_3d(None, lambda f, v, model=model:
+                                       devdraw.draw_mesh(f.dev, v, m, model))
             return
         pos, nrm, cols, tri = self._mesh_data(vertices, indices, normals, color, per_vertex_color,
                                               vertex_offset, vertex_count, index_offset,
