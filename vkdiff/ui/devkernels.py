@@ -173,7 +173,7 @@ def circles_win(cen: nd(T.f32, 2), rad: nd(T.f32, 1), per_radius: T.i32, r0: T.f
             for ix in range(x0, x1 + 1):
                 dx = ix + 0.5 - cx
                 dy = iy + 0.5 - cy
-                if dx * dx + dy * dy < r * r:
+                if dx * dx + dy * dy < r * r and p > win[iy, ix]:
                     ti.atomic_max(win[iy, ix], p)
 
 
@@ -237,6 +237,11 @@ def particle_fragments(s, u, depth, win, p, mode: template()):
     p32 = u[48]
     p33 = u[49]
     code = LAST - p
+    # the nearest depth any fragment of the particle can have (its front point): a pixel
+    # already nearer than that is skipped with one read, before any square root
+    vf = vz0 + rad
+    zf = (p22 * vf + p23) / (p32 * vf + p33)
+    front = ti.bit_cast(ti.min(ti.max(zf, 0.0), 1.0), T.i32)
     x0, x1 = span(x - r, x + r, w)
     y0, y1 = span(y - r, y + r, h)
     for iy in range(y0, y1 + 1):
@@ -244,18 +249,28 @@ def particle_fragments(s, u, depth, win, p, mode: template()):
         for ix in range(x0, x1 + 1):
             dx = (ix + 0.5 - x) / r
             d2 = dx * dx + dy * dy
-            if d2 < 1.0:
+            stored = 0
+            if ti.static(mode == 2):
+                stored = T.i32(depth[iy, ix] >> 32)
+            else:
+                stored = depth[iy, ix]
+            if d2 < 1.0 and front >= stored:
                 vz = vz0 + ti.sqrt(1.0 - d2) * rad
                 z = (p22 * vz + p23) / (p32 * vz + p33)
                 if 0.0 <= z <= 1.0:
                     bits = ti.bit_cast(z, T.i32)
+                    # a plain read first: most fragments of a crowd are hidden, and skipping
+                    # their atomics is most of the speed (the atomic decides the rest)
                     if ti.static(mode == 0):
-                        ti.atomic_max(depth[iy, ix], bits)
+                        if bits > depth[iy, ix]:
+                            ti.atomic_max(depth[iy, ix], bits)
                     elif ti.static(mode == 1):
-                        if bits == depth[iy, ix]:
+                        if bits == depth[iy, ix] and code > win[iy, ix]:
                             ti.atomic_max(win[iy, ix], code)
                     else:
-                        ti.atomic_max(depth[iy, ix], (T.i64(bits) << 32) | T.i64(code))
+                        key = (T.i64(bits) << 32) | T.i64(code)
+                        if key > depth[iy, ix]:
+                            ti.atomic_max(depth[iy, ix], key)
 
 
 @kernel
@@ -416,19 +431,22 @@ def tri_fragments(vx, idx, indexed, depth, win, t, mode: template()):
                 if edge_ok(w0, x1, y1, x2, y2, sgn) and edge_ok(w1, x2, y2, x0, y0, sgn) and \
                         edge_ok(e2, x0, y0, x1, y1, sgn):
                     if ti.static(mode == 0):
-                        ti.atomic_max(win[iy, ix], t)
+                        if t > win[iy, ix]:
+                            ti.atomic_max(win[iy, ix], t)
                     else:
                         z = w0 * z0 + w1 * z1 + (1.0 - w0 - w1) * z2
                         if 0.0 <= z <= 1.0:
                             bits = ti.bit_cast(z, T.i32)
                             if ti.static(mode == 1):
-                                ti.atomic_max(depth[iy, ix], bits)
+                                if bits > depth[iy, ix]:
+                                    ti.atomic_max(depth[iy, ix], bits)
                             elif ti.static(mode == 2):
-                                if bits == depth[iy, ix]:
+                                if bits == depth[iy, ix] and code > win[iy, ix]:
                                     ti.atomic_max(win[iy, ix], code)
                             else:
-                                ti.atomic_max(depth[iy, ix],
-                                              (T.i64(bits) << 32) | T.i64(code))
+                                key = (T.i64(bits) << 32) | T.i64(code)
+                                if key > depth[iy, ix]:
+                                    ti.atomic_max(depth[iy, ix], key)
 
 
 @kernel
