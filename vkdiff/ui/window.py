@@ -1,7 +1,7 @@
 """``vkdiff.ui.Window``: Taichi 1.7.4's GGUI window (python/taichi/ui/window.py) on vkdiff.
 
 A window owns one frame (:class:`vkdiff.ui.canvas.Frame`): canvas and scene calls queue draw
-commands, and the frame is rasterised on the CPU when it is needed.  ``show()`` presents it
+commands, and the frame is rasterised (on the device, or by numpy) when it is needed.  ``show()`` presents it
 -- in a GLFW window through vkdiff's ``ti.GUI`` window code (:mod:`vkdiff.gui.window`), or
 nowhere when the window is off-screen -- and starts the next frame.  Off-screen means
 ``show_window=False``, ``TI_GUI_SHOW=0`` in the environment, or no display (a warning says
