@@ -239,3 +239,31 @@ def test_rgba_particles_opaque_on_the_device_translucent_blend(alpha):
     a, b, _, _ = _both(draw)
     _close(a, b, max_px=6 if alpha == 1.0 else 0)
     assert (a[:, :, 3] < 255).any() == (alpha < 1)
+
+
+@pytest.mark.parametrize("kind", ["f32 rgb field", "u8 grey field", "f32 rgba field",
+                                  "numpy rgb", "numpy other size", "f32 grey field"])
+def test_set_image_matches(kind):
+    rng = np.random.default_rng(7)
+    if kind == "u8 grey field":
+        data = rng.integers(0, 256, (W, H)).astype(np.uint8)
+    elif kind == "f32 grey field":
+        data = (rng.random((W, H)) * 1.4 - 0.2).astype(np.float32)
+    elif kind == "f32 rgba field":
+        data = rng.random((W, H, 4)).astype(np.float32)
+    elif kind == "numpy other size":
+        data = rng.random((20, 30, 3)).astype(np.float32)
+    else:
+        data = (rng.random((W, H, 3)) * 1.4 - 0.2).astype(np.float32)
+
+    def draw(w):
+        img = data
+        if "field" in kind:
+            dt = ti.u8 if data.dtype == np.uint8 else ti.f32
+            img = (ti.field(dt, (W, H)) if data.ndim == 2
+                   else ti.Vector.field(data.shape[2], dt, (W, H)))
+            img.from_numpy(data)
+        w.get_canvas().set_image(img)
+        w.get_canvas().circles(np.float32([[0.5, 0.5]]), 0.1, color=(1, 0, 0))
+    a, b, _, _ = _both(draw)
+    np.testing.assert_array_equal(a, b)

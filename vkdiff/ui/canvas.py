@@ -225,7 +225,20 @@ class Canvas:
         self._frame.invalidate()
 
     def set_image(self, img):
+        frame = self._frame
+        dev = frame.dev
+        size = (frame.width, frame.height)
+        if dev is not None:
+            staged = devdraw.stage_image(dev, img, size)
+            if staged is not None:
+                frame.add(None, lambda f: devdraw.draw_image(f.dev, staged))
+                return
         rgba = sources.image_rgba8(img)
+        if dev is not None and rgba.shape[:2] == size:
+            packed = dev.scratch(devdraw.T.i32, size)
+            packed.from_numpy(np.ascontiguousarray(rgba).view(np.int32)[:, :, 0])
+            frame.add(None, lambda f: devdraw.draw_image(f.dev, packed))
+            return
         self._frame.add(lambda f: draw_image(f, rgba))
 
     def circles(self, centers, radius, color=(0.5, 0.5, 0.5), per_vertex_color=None,

@@ -131,6 +131,7 @@ class DeviceFrame:
         self.alpha.from_numpy(np.ascontiguousarray(alpha, np.float32))
         bits = np.ascontiguousarray(depth, np.float32).view(np.int32)
         self.depth_bits.from_numpy(bits.astype(np.int64) << 32 if self.wide else bits)
+        self.win.fill(-1)
 
     def download(self):
         """(rgb, depth, alpha) as the numpy rasteriser holds them (rows bottom-up)."""
@@ -390,3 +391,29 @@ def draw_triangles_2d(f, pos, idx, ntri, colors):
     cols = cols if cols is not None else f.dummy(T.f32, (1, 3))
     K.tris2d_win(vx, idx, indexed, int(ntri), f.win)
     K.tris2d_resolve(vx, idx, indexed, cols, int(colors[0] is not None), u, f.win, f.rgb)
+
+
+def stage_image(f, img, size):
+    """canvas.set_image of a field the window's size (grey, RGB or RGBA; u8 or float): copied
+    into a staging field-shaped array on the device at call time, as a callable drawing it.
+    None for anything else (numpy arrays are packed on the host; other sizes are sampled by
+    numpy)."""
+    if not (isinstance(img, Field) and not isinstance(img, Ndarray) and img.shape is not None
+            and tuple(img.shape) == tuple(size) and len(img.elem_shape) <= 1):
+        return None
+    nch = img.elem_shape[0] if img.elem_shape else 0
+    if nch > 4 or not (img.dtype == T.u8 or img.dtype.is_float):
+        return None
+    rgb = f.scratch(T.f32, (size[1], size[0], 3))
+    alpha = f.scratch(T.f32, (size[1], size[0]))
+    K.image_from_field(img, nch, img.dtype == T.u8, rgb, alpha)
+    return rgb, alpha
+
+
+def draw_image(f, staged):
+    """Copy a staged image over the whole frame (colour and alpha)."""
+    if isinstance(staged, tuple):
+        rgb, alpha = staged
+        K.copy_image(rgb, alpha, f.rgb, f.alpha)
+    else:
+        K.image_from_packed(staged, f.rgb, f.alpha)

@@ -128,6 +128,56 @@ def count_translucent(cols: nd(T.f32, 2), out: nd(T.i32, 1)):
             ti.atomic_add(out[0], 1)
 
 
+@func
+def to_u8(v, is_u8: template()):
+    """sources.image_rgba8 for one value: u8 as it is, a float clamped to [0, 1] and truncated
+    (Taichi's to_rgba8)."""
+    k = 0
+    if ti.static(is_u8):
+        k = T.i32(v)
+    else:
+        k = T.i32(ti.min(ti.max(T.f32(v), 0.0), 1.0) * 255.0)
+    return k
+
+
+@kernel
+def image_from_field(src: template(), nch: template(), is_u8: template(), rgb: nd(T.f32, 3),
+                     alpha: nd(T.f32, 2)):
+    """canvas.set_image of a (width, height) field the window's size: pixel for pixel, the
+    8-bit values / 255 (grey fields fill R, G and B)."""
+    for x, y in ti.ndrange(src.shape[0], src.shape[1]):
+        for c in ti.static(range(3)):
+            k = 0
+            if ti.static(nch == 0):
+                k = to_u8(src[x, y], is_u8)
+            elif ti.static(c < nch):
+                k = to_u8(src[x, y][c], is_u8)
+            rgb[y, x, c] = T.f32(k) / 255.0
+        a = 255
+        if ti.static(nch == 4):
+            a = to_u8(src[x, y][3], is_u8)
+        alpha[y, x] = T.f32(a) / 255.0
+
+
+@kernel
+def image_from_packed(src: nd(T.i32, 2), rgb: nd(T.f32, 3), alpha: nd(T.f32, 2)):
+    """canvas.set_image of an uploaded RGBA8 image (one word a pixel, indexed [x, y])."""
+    for x, y in src:
+        v = src[x, y]
+        for c in ti.static(range(3)):
+            rgb[y, x, c] = T.f32((v >> (8 * c)) & 255) / 255.0
+        alpha[y, x] = T.f32((v >> 24) & 255) / 255.0
+
+
+@kernel
+def copy_image(rgb: nd(T.f32, 3), alpha: nd(T.f32, 2), out_rgb: nd(T.f32, 3),
+               out_alpha: nd(T.f32, 2)):
+    for i, j in alpha:
+        for c in ti.static(range(3)):
+            out_rgb[i, j, c] = rgb[i, j, c]
+        out_alpha[i, j] = alpha[i, j]
+
+
 # ------------------------------------------------------------------ helpers
 @func
 def span(lo, hi, size):
