@@ -267,3 +267,22 @@ def test_set_image_matches(kind):
         w.get_canvas().circles(np.float32([[0.5, 0.5]]), 0.1, color=(1, 0, 0))
     a, b, _, _ = _both(draw)
     np.testing.assert_array_equal(a, b)
+
+
+def test_canvas_lines_match():
+    rng = np.random.default_rng(8)
+    v = rng.random((40, 2)).astype(np.float32)
+    c = rng.random((40, 3)).astype(np.float32)
+
+    def draw(w):
+        cv = w.get_canvas()
+        cv.lines(v, 0.02, per_vertex_color=c)
+        f = ti.Vector.field(2, ti.f32, 40)
+        f.from_numpy(v[::-1].copy())
+        cv.lines(f, 0.05, indices=np.int32([0, 1, 5, 9, 9, 9, 3, 30]), color=(0.3, 0.9, 0.2))
+        cv.vector_field(np.stack(np.meshgrid(np.linspace(-1, 1, 12), np.linspace(-1, 1, 9),
+                                             indexing="ij"), -1).astype(np.float32),
+                        arrow_spacing=3, width=0.004, color=(1, 1, 1))
+    a, b, _, _ = _both(draw)
+    _close(a, b, max_px=4)
+    assert (a[:, :, 0] > 0).sum() > 200

@@ -289,6 +289,18 @@ class Canvas:
         self._frame.add(lambda f: draw_triangles(f, verts, tcols))
 
     def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None):
+        dev = self._frame.dev
+        if dev is not None:
+            n = dev.count(vertices, "vertices")
+            w = sources.number(width, "width")
+            if n == 0:
+                return
+            pos = dev.stage_points(vertices, 2, "vertices")
+            cols = dev.stage_colors(color, per_vertex_color, n)
+            idx, cnt = (None, n) if indices is None else dev.stage_indices(indices, n)
+            self._frame.add(None, lambda f: devdraw.draw_lines_2d(f.dev, pos, idx, cnt // 2, w,
+                                                                  cols))
+            return
         v = sources.points(vertices, 2, "vertices").astype(np.float64)
         cols = sources.vertex_colors(color, per_vertex_color, v.shape[0])
         # GGUI's lines2quad stage keeps vertex colours as 8-bit values: round before

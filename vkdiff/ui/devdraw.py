@@ -417,3 +417,21 @@ def draw_image(f, staged):
         K.copy_image(rgb, alpha, f.rgb, f.alpha)
     else:
         K.image_from_packed(staged, f.rgb, f.alpha)
+
+
+def draw_lines_2d(f, pos, idx, nseg, width, colors):
+    """Canvas lines: each segment a quad of two triangles, drawn in painter's order."""
+    if nseg == 0:
+        return
+    cols, const = colors
+    u = f.set_uniforms(uniforms(f.width, f.height, const))
+    vx = f.scratch(T.f32, (6 * nseg, 4))
+    qcols = f.scratch(T.f32, (6 * nseg, 3))
+    indexed = int(idx is not None)
+    idx = idx if idx is not None else f.dummy(T.i32, (1,))
+    cols_a = cols if cols is not None else f.dummy(T.f32, (1, 3))
+    K.line_quads(pos, idx, indexed, cols_a, int(cols is not None), u, float(width) * 0.5, vx,
+                 qcols)
+    none = f.dummy(T.i32, (1,))
+    K.tris2d_win(vx, none, 0, 2 * nseg, f.win)
+    K.tris2d_resolve(vx, none, 0, qcols, 1, u, f.win, f.rgb)
