@@ -541,26 +541,28 @@ def points2d_to_pixels(pos: nd(T.f32, 2), vx: nd(T.f32, 2), w: T.f32, h: T.f32):
         vx[v, 3] = 1.0
 
 
-QUAD_END = (0, 0, 1, 1, 0, 1)  # the 6 corners of a line quad: at p0 or p1,
-QUAD_SIDE = (1, -1, 1, 1, -1, -1)  # and on which side (+ or - the tangent)
-
-
 @kernel
 def line_quads(pos: nd(T.f32, 2), idx: nd(T.i32, 1), indexed: T.i32, cols: nd(T.f32, 2),
                per_vertex: T.i32, u: nd(T.f32, 1), half_width: T.f32, vx: nd(T.f32, 2),
                qcols: nd(T.f32, 2)):
     """canvas.lines: segment s -> triangles 2s, 2s + 1 of a quad half_width (in heights)
-    each side (canvas.line_quads), as pixel-coordinate vertices with 8-bit-rounded colours."""
+    each side (canvas.line_quads), as pixel-coordinate vertices with 8-bit-rounded colours.
+    One invocation a corner: corner k of 6 (q00 q01 q10 | q10 q01 q11) is at p1 for k = 2, 3,
+    5 (else p0), on the + side of the tangent for k = 0, 2, 3."""
     w = u[36]
     h = u[37]
     aspect = w / h
-    for sg in range(vx.shape[0] // 6):
+    for q in range(vx.shape[0]):
+        sg = q // 6
+        k = q % 6
         a = 2 * sg
         b = 2 * sg + 1
         if indexed:
             a = idx[a]
             b = idx[b]
         nv = pos.shape[0]
+        x = 0.0
+        y = 0.0
         if 0 <= a < nv and 0 <= b < nv:
             dx = (pos[b, 0] - pos[a, 0]) * aspect
             dy = pos[b, 1] - pos[a, 1]
@@ -569,26 +571,20 @@ def line_quads(pos: nd(T.f32, 2), idx: nd(T.i32, 1), indexed: T.i32, cols: nd(T.
             dy /= dn
             tx = -dy * half_width / aspect
             ty = dx * half_width
-            for k in ti.static(range(6)):
-                # corners q00, q01, q10 | q10, q01, q11 (end, side): colours c0 c0 c1 | c1 c0 c1
-                v = a
-                if ti.static(QUAD_END[k] == 1):
-                    v = b
-                sx = tx
-                sy = ty
-                if ti.static(QUAD_SIDE[k] < 0):
-                    sx = -tx
-                    sy = -ty
-                vx[6 * sg + k, 0] = (pos[v, 0] + sx) * w
-                vx[6 * sg + k, 1] = (pos[v, 1] + sy) * h
-                vx[6 * sg + k, 2] = 0.0
-                vx[6 * sg + k, 3] = 1.0
-                for c in ti.static(range(3)):
-                    qcols[6 * sg + k, c] = unorm8(color_of(cols, per_vertex, u, v, c)) / 255.0
-        else:
-            for k in ti.static(range(6)):
-                vx[6 * sg + k, 0] = 0.0
-                vx[6 * sg + k, 1] = 0.0
+            v = a
+            if k == 2 or k == 3 or k == 5:
+                v = b
+            if not (k == 0 or k == 2 or k == 3):
+                tx = -tx
+                ty = -ty
+            x = (pos[v, 0] + tx) * w
+            y = (pos[v, 1] + ty) * h
+            for c in ti.static(range(3)):
+                qcols[q, c] = unorm8(color_of(cols, per_vertex, u, v, c)) / 255.0
+        vx[q, 0] = x
+        vx[q, 1] = y
+        vx[q, 2] = 0.0
+        vx[q, 3] = 1.0
 
 
 # ------------------------------------------------------------------ scene meshes
