@@ -24,6 +24,7 @@ from ..lang.api import device_features
 from ..lang.field import Field
 from ..lang.ndarray import Ndarray, ndarray
 from . import devkernels as K
+from . import devtriangles as KT
 from . import sources
 
 _choice = {}  # state.generation -> (on device?, reason)
@@ -342,12 +343,12 @@ def gen_normals(f, pos, idx, ntri):
     nv = pos.shape[0]
     acc = f.scratch(T.f32, (nv, 3))
     cnt = f.scratch(T.i32, (nv,))
-    K.zero2(acc)
+    KT.zero2(acc)
     cnt.fill(0)
     indexed = idx is not None
-    K.face_normals_add(pos, idx if indexed else f.dummy(T.i32, (1,)), int(indexed), int(ntri),
+    KT.face_normals_add(pos, idx if indexed else f.dummy(T.i32, (1,)), int(indexed), int(ntri),
                        acc, cnt)
-    K.normals_average(acc, cnt)
+    KT.normals_average(acc, cnt)
     return acc
 
 
@@ -360,7 +361,7 @@ def draw_mesh(f, view, m, model=None):
     mod = f.scratch(T.f32, (16,))
     if model is not None:
         mod.from_numpy(np.asarray(model, np.float32).reshape(-1))
-    K.mesh_vertices(m.pos, u, mod, int(model is not None), vx)
+    KT.mesh_vertices(m.pos, u, mod, int(model is not None), vx)
     lights = _lights(f, view)
     cols = m.colors[0] if m.colors[0] is not None else f.dummy(T.f32, (1, 3))
     per_vertex = int(m.colors[0] is not None)
@@ -370,12 +371,12 @@ def draw_mesh(f, view, m, model=None):
     shade = (vx, idx, indexed, m.pos, m.nrm, cols, per_vertex, u, lights, len(view.lights),
              m.two)
     if f.wide:
-        K.mesh_depth64(*args, f.depth_bits)
-        K.mesh_shade64(*shade, f.depth_bits, f.rgb)
+        KT.mesh_depth64(*args, f.depth_bits)
+        KT.mesh_shade64(*shade, f.depth_bits, f.rgb)
     else:
-        K.mesh_depth(*args, f.depth_bits)
-        K.mesh_win(*args, f.depth_bits, f.win)
-        K.mesh_shade(*shade, f.win, f.rgb)
+        KT.mesh_depth(*args, f.depth_bits)
+        KT.mesh_win(*args, f.depth_bits, f.win)
+        KT.mesh_shade(*shade, f.win, f.rgb)
 
 
 def draw_triangles_2d(f, pos, idx, ntri, colors):
@@ -385,12 +386,12 @@ def draw_triangles_2d(f, pos, idx, ntri, colors):
     cols, const = colors
     u = f.set_uniforms(uniforms(f.width, f.height, const))
     vx = f.scratch(T.f32, (pos.shape[0], 4))
-    K.points2d_to_pixels(pos, vx, float(f.width), float(f.height))
+    KT.points2d_to_pixels(pos, vx, float(f.width), float(f.height))
     indexed = int(idx is not None)
     idx = idx if idx is not None else f.dummy(T.i32, (1,))
     cols = cols if cols is not None else f.dummy(T.f32, (1, 3))
-    K.tris2d_win(vx, idx, indexed, int(ntri), f.win)
-    K.tris2d_resolve(vx, idx, indexed, cols, int(colors[0] is not None), u, f.win, f.rgb)
+    KT.tris2d_win(vx, idx, indexed, int(ntri), f.win)
+    KT.tris2d_resolve(vx, idx, indexed, cols, int(colors[0] is not None), u, f.win, f.rgb)
 
 
 def stage_image(f, img, size):
@@ -430,8 +431,8 @@ def draw_lines_2d(f, pos, idx, nseg, width, colors):
     indexed = int(idx is not None)
     idx = idx if idx is not None else f.dummy(T.i32, (1,))
     cols_a = cols if cols is not None else f.dummy(T.f32, (1, 3))
-    K.line_quads(pos, idx, indexed, cols_a, int(cols is not None), u, float(width) * 0.5, vx,
+    KT.line_quads(pos, idx, indexed, cols_a, int(cols is not None), u, float(width) * 0.5, vx,
                  qcols)
     none = f.dummy(T.i32, (1,))
-    K.tris2d_win(vx, none, 0, 2 * nseg, f.win)
-    K.tris2d_resolve(vx, none, 0, qcols, 1, u, f.win, f.rgb)
+    KT.tris2d_win(vx, none, 0, 2 * nseg, f.win)
+    KT.tris2d_resolve(vx, none, 0, qcols, 1, u, f.win, f.rgb)
