@@ -15,6 +15,7 @@ from . import drivers, precision
 from .runtime import devices
 from .codegen import tools
 from .codegen.cache import SUFFIX
+from .ui import devdraw  # (its probe opens the device only when check_drawing runs)
 from . import __file__ as pkg_file
 
 INSTALL = {
@@ -247,7 +248,6 @@ def check_precision(out):
 def check_drawing(out):
     """The "drawing" section: whether ti.ui frames are drawn on the device or by the numpy
     rasteriser, and why (vkdiff/ui/devdraw.py's probe)."""
-    from .ui import devdraw  # noqa: PLC0415  (opens the device: only when the doctor runs)
     try:
         ok, why = devdraw.available()
     except Exception as e:  # noqa: BLE001  (a report, not a failure of the doctor)
