@@ -1,0 +1,85 @@
+"""Frontend floor: kernel reads and writes of a BitpackedFields member (lang/quant.py). A read
+loads the member's 32-bit word and extracts its bits (shift, sign-extend, scale); a write encodes
+the value (truncate, or round half away from zero for quant.fixed, then wrap to the bits, as Taichi
+1.7.4) and updates only its bits with an atomic `and` (clear) then an atomic `or` (set): no loop,
+no spinning, and concurrent writes to sibling members of one word never lose each other."""
+from .. import types as T
+from . import ops
+from .context import Value, current
+
+
+class _OwnCode:
+    """The bit twiddling is the compiler's own code, not the user's: emitted without a source
+    location, so ti.init(debug=True)'s overflow checks (passes/debug_checks.py) skip its shifts."""
+
+    def __enter__(self):
+        self.em = current()
+        self.saved, self.em.loc = self.em.loc, None
+
+    def __exit__(self, *exc):
+        self.em.loc = self.saved
+
+
+def packed(field):
+    """Whether `field` is a member of a BitpackedFields."""
+    return getattr(field, '_bitpack', None) is not None
+
+
+def _signed32(x):
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x >= 1 << 31 else x
+
+
+def _word_elem(field, indices):
+    from .lvalues import FieldElem  # (lvalues imports this module)
+    return FieldElem(field._bitpack.word, indices)
+
+
+def load(field, indices):
+    with _OwnCode():
+        return _load(field, indices)
+
+
+def _load(field, indices):
+    q, shift = field.qtype, field._shift
+    w = _word_elem(field, indices).load()
+    if q.bits == 32:
+        v = w
+    elif q.signed:
+        v = ops.binary('shr', ops.binary('shl', w, 32 - shift - q.bits), 32 - q.bits)
+    else:
+        v = ops.binary('band', ops.binary('shr', w, shift), (1 << q.bits) - 1)
+    if hasattr(q, 'scale'):  # quant.fixed: the integer times its scale
+        return ops.binary('mul', ops.cast(v, q.compute), ops.as_value(q.scale, q.compute))
+    return v if q.compute is T.i32 else ops.cast(v, q.compute)
+
+
+def _encode(q, value):
+    """The value as the i32 integer whose low bits are stored."""
+    if not isinstance(value, Value):
+        value = ops.as_value(value)
+    if hasattr(q, 'scale'):
+        s = ops.binary('mul', ops.cast(value, q.compute), ops.as_value(1.0 / q.scale, q.compute))
+        half = ops.select(ops.binary('ge', s, ops.as_value(0.0, q.compute)),
+                          ops.as_value(0.5, q.compute), ops.as_value(-0.5, q.compute))
+        value = ops.binary('add', s, half)
+    return ops.cast(value, T.i32)
+
+
+def store(field, indices, value):
+    if not isinstance(value, Value):
+        value = ops.as_value(value)
+    with _OwnCode():
+        return _store(field, indices, value)
+
+
+def _store(field, indices, value):
+    q, shift = field.qtype, field._shift
+    e = _encode(q, value)
+    word = _word_elem(field, indices)
+    if q.bits == 32 and len(field._bitpack.fields) == 1:
+        return word.store(e)  # the whole word: a plain store
+    mask = ((1 << q.bits) - 1) << shift
+    bits = ops.binary('band', ops.binary('shl', e, shift) if shift else e, _signed32(mask))
+    word.atomic('band', _signed32(~mask))
+    word.atomic('bor', bits)

@@ -1,0 +1,286 @@
+"""Data floor: Taichi's quantized types (`ti.types.quant.int/fixed/float`) and
+`ti.BitpackedFields`, which stores several quantized scalar fields in one physical 32-bit word per
+cell: one i32 vkdiff field (the *word field*) holds the bits of every member, so `x`, `y` of 16
+bits each take 4 bytes a cell instead of 8 (2-8x less memory than i32/f32 fields).
+
+A member (QuantField) is a Field whose own buffer is never allocated: kernels read the word and
+extract, sign-extend and scale the member's bits; they write with an atomic `and` that clears the
+member's bits then an atomic `or` that sets them (frontend/quant_access.py), so concurrent writes
+to sibling members of one word never lose each other. Python scope decodes/encodes here.
+
+What vkdiff has: quant.int and quant.fixed members of a BitpackedFields (max_num_bits <= 32)
+placed under dense (and pointer/bitmasked) nodes. quant.float storage, shared exponents,
+`quant_array`, 64-bit words, atomics on members and gradients refuse clearly."""
+import builtins
+
+import numpy as np
+
+from .. import types as T
+from ..errors import TaichiCompilationError, UnsupportedError, VkdiffTypeError, VkdiffValueError
+from ..frontend.context import current
+from . import hooks
+from .field import Field
+from .torch_io import as_numpy
+
+_int, _float = builtins.int, builtins.float
+
+
+class QuantType:
+    """A quantized scalar type: `bits` stored bits, computed as `compute`."""
+    kind = 'quant'
+
+    def __init__(self, bits, signed, compute):
+        if not isinstance(bits, _int) or isinstance(bits, bool) or not 1 <= bits <= 64:
+            raise VkdiffValueError(f'quantized type: bits must be an int in 1..64, got {bits!r}')
+        self.bits, self.signed, self.compute = bits, bool(signed), T.resolve(compute)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash((type(self).__name__,) + self._key())
+
+    def _key(self):
+        return (self.bits, self.signed, self.compute.name)
+
+    # ------------------------------------------------------------------ host encode/decode
+    def encode(self, values):
+        """numpy values (compute type) -> the stored bit patterns, as uint64 (wrapped)."""
+        raise NotImplementedError
+
+    def decode(self, raw):
+        """uint64 bit patterns (low `bits` bits) -> numpy values of the compute type."""
+        raise NotImplementedError
+
+    def _sign_extend(self, raw):
+        raw = raw.astype(np.int64) & ((1 << self.bits) - 1)
+        if self.signed:
+            raw = np.where(raw >= (1 << (self.bits - 1)), raw - (1 << self.bits), raw)
+        return raw
+
+
+class QuantIntType(QuantType):
+    """`ti.types.quant.int(bits, signed=True, compute=None)`: stores bits, wraps like Taichi."""
+
+    def __repr__(self):
+        return f"q{'i' if self.signed else 'u'}{self.bits}"
+
+    def encode(self, values):
+        v = np.asarray(values)
+        v = np.trunc(v).astype(np.int64) if v.dtype.kind == 'f' else v.astype(np.int64)
+        return v.astype(np.uint64) & np.uint64((1 << self.bits) - 1)
+
+    def decode(self, raw):
+        return self._sign_extend(raw).astype(self.compute.np)
+
+
+class QuantFixedType(QuantType):
+    """`ti.types.quant.fixed(bits, signed=True, max_value=1.0, compute=None, scale=None)`: a
+    quant.int of `bits` times `scale` (f32 by default). Stores round(value / scale), rounding
+    half away from zero, and wraps, as Taichi 1.7.4 does (checked against its printed values)."""
+
+    def __init__(self, bits, signed, compute, scale):
+        super().__init__(bits, signed, compute)
+        self.scale = _float(scale)
+
+    def _key(self):
+        return super()._key() + (self.scale,)
+
+    def __repr__(self):
+        return f"qfx(d=q{'i' if self.signed else 'u'}{self.bits} c={self.compute.name} " \
+               f"s={self.scale:g})"
+
+    def encode(self, values):
+        ft = self.compute.np.type
+        s = np.asarray(values, dtype=ft) * ft(1.0 / self.scale)
+        s = s + np.copysign(ft(0.5), s).astype(ft)
+        return np.trunc(s).astype(np.int64).astype(np.uint64) & np.uint64((1 << self.bits) - 1)
+
+    def decode(self, raw):
+        ft = self.compute.np.type
+        return self._sign_extend(raw).astype(ft) * ft(self.scale)
+
+
+class QuantFloatType(QuantType):
+    """`ti.types.quant.float(exp, frac, signed=True, compute=None)`: declared (the type, its
+    fields and BitpackedFields.place accept it) but not stored by vkdiff yet: placing it refuses."""
+
+    def __init__(self, exp, frac, signed, compute):
+        super().__init__(exp + frac + (1 if signed else 0), signed, compute)
+        self.exp, self.frac = exp, frac
+
+    def _key(self):
+        return super()._key() + (self.exp, self.frac)
+
+    def __repr__(self):
+        return f"qfl(d=q{'i' if self.signed else 'u'}{self.frac} e=qu{self.exp} " \
+               f"c={self.compute.name})"
+
+
+def int(bits, signed=True, compute=None):  # noqa: A001 (Taichi's name: ti.types.quant.int)
+    """Taichi's `ti.types.quant.int`: a quantized integer type of `bits` bits."""
+    return QuantIntType(bits, signed, compute or (T.i32 if signed else T.u32))
+
+
+def fixed(bits, signed=True, max_value=1.0, compute=None, scale=None):
+    """Taichi's `ti.types.quant.fixed`: `scale` wins over `max_value` (max_value / 2**(bits-1)
+    when signed, / 2**bits unsigned)."""
+    if scale is None:
+        scale = max_value / 2 ** (bits - 1) if signed else max_value / 2 ** bits
+    return QuantFixedType(bits, signed, compute or T.f32, scale)
+
+
+def float(exp, frac, signed=True, compute=None):  # noqa: A001 (Taichi's name)
+    """Taichi's `ti.types.quant.float`: exponent and fraction bits (see QuantFloatType)."""
+    return QuantFloatType(exp, frac, signed, compute or T.f32)
+
+
+__all__ = ['int', 'fixed', 'float']
+
+
+def is_quant(dtype):
+    return isinstance(dtype, QuantType)
+
+
+# ---------------------------------------------------------------------- BitpackedFields
+class BitpackedFields:
+    """Taichi's `ti.BitpackedFields(max_num_bits=32)`: `.place(x, y, shared_exponent=False)` its
+    quantized members, then `node.place(bitpack)` stores them in one word per cell."""
+
+    def __init__(self, max_num_bits):
+        if not isinstance(max_num_bits, _int) or max_num_bits not in (8, 16, 32, 64):
+            raise VkdiffValueError(f'BitpackedFields: max_num_bits must be 8, 16, 32 or 64, got '
+                                   f'{max_num_bits!r}')
+        self.max_num_bits = max_num_bits
+        self.fields = []  # the QuantFields in bit order
+        self.used = 0
+        self._word = None
+
+    def place(self, *args, shared_exponent=False):
+        """Lay out members from the lowest bit up (Taichi's order)."""
+        if shared_exponent and len(args) < 2:
+            raise TaichiCompilationError('At least 2 fields need to be placed when '
+                                         'shared_exponent=True')
+        for f in args:
+            if not isinstance(f, QuantField):
+                raise VkdiffTypeError(f'BitpackedFields.place takes fields of quantized types '
+                                      f'(ti.types.quant), got {f!r}')
+            if f._bitpack is not None:
+                raise VkdiffValueError(f'field {f.name} is placed in a BitpackedFields already')
+        if shared_exponent:
+            raise UnsupportedError('BitpackedFields.place(..., shared_exponent=True): shared '
+                                   'exponents are not implemented in vkdiff')
+        for f in args:
+            if isinstance(f.qtype, QuantFloatType):
+                raise UnsupportedError(f'field {f.name}: quant.float storage is not implemented '
+                                       'in vkdiff (quant.int and quant.fixed are)')
+            if self.used + f.qtype.bits > self.max_num_bits:
+                raise VkdiffValueError(f'BitpackedFields(max_num_bits={self.max_num_bits}): '
+                                       f'placing {f.name} needs {self.used + f.qtype.bits} bits')
+            f._bitpack, f._shift = self, self.used
+            self.used += f.qtype.bits
+            self.fields.append(f)
+
+    @property
+    def _members(self):  # (lang/snode.py's _member_fields: what this stores into)
+        return {'word': self.word}
+
+    @property
+    def word(self):
+        """The i32 field holding every member's bits."""
+        if self._word is None:
+            if self.max_num_bits > 32:
+                raise UnsupportedError('BitpackedFields(max_num_bits=64): vkdiff stores bit-packed '
+                                       'fields in 32-bit words (max_num_bits <= 32)')
+            names = '_'.join(f.name for f in self.fields)
+            self._word = Field(T.i32, None, (), name=f'bitpack_{names}')
+        return self._word
+
+    def _place(self, shape):
+        if not self.fields:
+            raise VkdiffValueError('BitpackedFields: place its members first (bitpack.place(x))')
+        self.word._place(shape)
+        for f in self.fields:
+            f._shape = self.word._shape
+            f._member_of = self.word  # its cells are the word's (sparse guards: lang/sparse.py)
+
+
+@hooks.provides('make_quant_field')  # (lang/field.py's ti.field: the data floor below)
+def make_quant_field(qtype, shape, needs_grad, needs_dual, name):
+    """`ti.field(dtype=ti.types.quant.int(...))`: an unplaced member for a BitpackedFields."""
+    if needs_grad or needs_dual:
+        raise UnsupportedError('quantized fields have no gradients (Taichi does not differentiate '
+                               'quantized types): needs_grad/needs_dual must be False')
+    if shape is not None:
+        raise UnsupportedError('a quantized field is stored in a BitpackedFields: declare it '
+                               'without shape and place it with bitpack.place(x); '
+                               'ti.root.dense(...).place(bitpack)')
+    return QuantField(qtype, name)
+
+
+class QuantField(Field):
+    """A member of a BitpackedFields: its values live in the bitpack's word field (its own
+    buffer is never bound: frontend/quant_access.py reads and writes the word)."""
+
+    def __init__(self, qtype, name=None):
+        super().__init__(qtype.compute, None, (), name)
+        self.qtype = qtype
+        self._bitpack = None
+        self._shift = 0
+
+    def _place(self, shape):
+        raise UnsupportedError(f'field {self.name} has a quantized type: place it in a '
+                               'ti.BitpackedFields (bitpack.place(x); node.place(bitpack)); '
+                               'vkdiff has no quant_array')
+
+    def _add_grad(self, kind='grad'):
+        raise UnsupportedError('quantized fields have no gradients (Taichi does not '
+                               'differentiate quantized types)')
+
+    def _unplaced(self, kind):
+        return None
+
+    def _word(self):
+        if self._bitpack is None or self._bitpack._word is None or self._shape is None:
+            raise UnsupportedError(f'field {self.name} is not placed: bitpack.place(x), then '
+                                   'node.place(bitpack)')
+        return self._bitpack.word
+
+    def _extract(self, words):
+        raw = np.asarray(words).astype(np.int64).astype(np.uint64)
+        return self.qtype.decode(raw >> np.uint64(self._shift))
+
+    def _merge(self, words, values):
+        """The words with this member's bits replaced by the encoded values (as int32)."""
+        w = np.asarray(words).astype(np.int64).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+        mask = np.uint64(((1 << self.qtype.bits) - 1) << self._shift)
+        bits = (self.qtype.encode(values) << np.uint64(self._shift)) & mask
+        out = (w & (~mask & np.uint64(0xFFFFFFFF))) | bits
+        return np.asarray(out).astype(np.uint32).view(np.int32)
+
+    def __getitem__(self, key):
+        return self._extract(self._word()[key]).item()
+
+    def __setitem__(self, key, value):
+        word = self._word()
+        word[key] = self._merge(word[key], value).item()
+
+    def to_numpy(self, dtype=None, keep_dims=False):
+        a = self._extract(self._word().to_numpy())
+        return a.astype(dtype) if dtype is not None else a
+
+    def from_numpy(self, arr):
+        word = self._word()
+        a = as_numpy(arr, f'from_numpy into {self.name}')
+        if tuple(np.shape(a)) != self.shape:
+            raise VkdiffValueError(f'from_numpy: field {self.name} has shape {self.shape}, '
+                                   f'got {tuple(np.shape(a))}')
+        word.from_numpy(self._merge(word.to_numpy(), a))
+
+    def fill(self, value):
+        if current() is not None:  # in a kernel: stores through frontend/quant_access.py
+            return super().fill(value)
+        self.from_numpy(np.full(self.shape, value))
+
+    def __repr__(self):
+        return f'<quantized field {self.name}: {self.qtype}>'
