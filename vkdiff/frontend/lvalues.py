@@ -63,7 +63,8 @@ class FieldElem:
 
     def load(self):
         if quant_access.packed(self.field):  # a BitpackedFields member (lang/quant.py)
-            return quant_access.load(self.field, self.indices)
+            word = FieldElem(self.field._bitpack.word, self.indices)
+            return quant_access.load(self.field, word)
         attrs = {'buf': self.field.buffer, 'comp': self.comp}
         if _grad_stopped(current(), self.field):
             attrs['stop_grad'] = True  # ti.stop_grad(x): no derivative flows back into x
@@ -74,7 +75,8 @@ class FieldElem:
 
     def store(self, value):
         if quant_access.packed(self.field):
-            return quant_access.store(self.field, self.indices, value)
+            word = FieldElem(self.field._bitpack.word, self.indices)
+            return quant_access.store(self.field, word, value)
         sparse.on_write(self.field, self.indices)
         if dynpool.pooled(self.field):
             return dynpool.store(self, value)

@@ -30,19 +30,15 @@ def _signed32(x):
     return x - (1 << 32) if x >= 1 << 31 else x
 
 
-def _word_elem(field, indices):
-    from .lvalues import FieldElem  # (lvalues imports this module)
-    return FieldElem(field._bitpack.word, indices)
-
-
-def load(field, indices):
+def load(field, word):
+    """field[I] of a member; `word`: the lvalue of its word field at I (frontend/lvalues.py)."""
     with _OwnCode():
-        return _load(field, indices)
+        return _load(field, word)
 
 
-def _load(field, indices):
+def _load(field, word):
     q, shift = field.qtype, field._shift
-    w = _word_elem(field, indices).load()
+    w = word.load()
     if q.bits == 32:
         v = w
     elif q.signed:
@@ -66,17 +62,17 @@ def _encode(q, value):
     return ops.cast(value, T.i32)
 
 
-def store(field, indices, value):
+def store(field, word, value):
+    """field[I] = value; `word` as in load."""
     if not isinstance(value, Value):
         value = ops.as_value(value)
     with _OwnCode():
-        return _store(field, indices, value)
+        return _store(field, word, value)
 
 
-def _store(field, indices, value):
+def _store(field, word, value):
     q, shift = field.qtype, field._shift
     e = _encode(q, value)
-    word = _word_elem(field, indices)
     if q.bits == 32 and len(field._bitpack.fields) == 1:
         return word.store(e)  # the whole word: a plain store
     mask = ((1 << q.bits) - 1) << shift
