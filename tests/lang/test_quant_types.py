@@ -33,12 +33,14 @@ def _four_members(n=8):
 
 # (stored f32, a read back, b read back, stored int, c read back, d read back): Taichi 1.7.4
 TAICHI = [(0.04, 0.0, 0.0390625, 4, 4, 4), (0.05, 0.10000000149011612, 0.046875, 5, 5, 5),
-          (0.06, 0.10000000149011612, 0.0625, 6, 6, 6), (-0.05, -0.10000000149011612, None, -5, -5, 3),
+          (0.06, 0.10000000149011612, 0.0625, 6, 6, 6),
+          (-0.05, -0.10000000149011612, None, -5, -5, 3),
           (-0.06, -0.10000000149011612, None, -6, -6, 2),
           (0.149, 0.10000000149011612, 0.1484375, 14, 14, 6),
           (0.15, 0.20000000298023224, 0.1484375, 15, 15, 7),
           (-0.15, -0.20000000298023224, None, -15, -15, 1),
-          (60.0, -42.400001525878906, 0.0, 6000, -16, 0), (-60.0, 42.400001525878906, None, -6000, -16, 0)]
+          (60.0, -42.400001525878906, 0.0, 6000, -16, 0),
+          (-60.0, 42.400001525878906, None, -6000, -16, 0)]
 
 
 def test_kernel_store_and_load_round_and_wrap_as_taichi():
@@ -81,6 +83,16 @@ def test_members_share_one_word_and_python_writes_keep_siblings():
     np.testing.assert_array_equal(c.to_numpy(), ks)
     with pytest.raises(ValueError):
         c.from_numpy(np.zeros(3))
+
+    @ti.kernel
+    def touch():
+        for i in range(16):
+            a[i] = c[i] * 0.5
+
+    touch()
+    assert a.to_numpy()[3] == np.float32(-2.5)
+    # the members own no device memory: only the word field is allocated
+    assert all(f._storage is None for f in (a, b, c, d)) and bp.word._storage is not None
 
 
 def test_concurrent_writes_to_sibling_members_are_not_lost():
