@@ -106,7 +106,9 @@ class QuantFloatType(QuantType):
     fields and BitpackedFields.place accept it) but not stored by vkdiff yet: placing it refuses."""
 
     def __init__(self, exp, frac, signed, compute):
-        super().__init__(exp + frac + (1 if signed else 0), signed, compute)
+        # (Taichi's frac type is a quant.int of `frac` bits, the sign among them when signed:
+        # quant.float(exp=5, frac=10) is the 15-bit type its tests call f15)
+        super().__init__(exp + frac, signed, compute)
         self.exp, self.frac = exp, frac
 
     def _key(self):
