@@ -160,6 +160,50 @@ def test_debug_mode_does_not_flag_the_bit_packing_shifts(capfd):
     assert y.to_numpy().tolist() == [-30000, -29999, -29998, -29997]
 
 
+# (stored f32, signed quant.float(5, 10) read back, unsigned read back): Taichi 1.7.4 arch=cpu
+TAICHI_FLOAT = [(1 / 3, 0.33349609375, 0.333251953125), (1 + 1 / 1024, 1.001953125, 1.0009765625),
+                (1 + 1.5 / 512, 1.00390625, 1.0029296875),
+                (1 + 2.5 / 512, 1.005859375, 1.0048828125),
+                (1 + 0.51 / 512, 1.001953125, 1.0009765625),
+                (-1 / 3, -0.33349609375, 0.333251953125), (0.0, 0.0, 0.0), (1e-5, 0.0, 0.0),
+                (6e-5, 0.0, 0.0), (65504.0, 65536.0, 65504.0), (70000.0, 70016.0, 70016.0),
+                (1e6, 0.00023293495178222656, 0.00023281574249267578),
+                (-1e6, -0.00023293495178222656, 0.00023281574249267578),
+                (2.0 ** -14, 6.103515625e-05, 6.103515625e-05), (2.0 ** -15, 0.0, 0.0),
+                (2.0 ** 15 * 1.999, 65472.0, 65504.0)]
+
+
+def test_quant_float_rounds_and_wraps_as_taichi():
+    a = ti.field(ti.types.quant.float(exp=5, frac=10))
+    b = ti.field(ti.types.quant.float(exp=5, frac=10, signed=False))
+    c = ti.field(ti.types.quant.int(17, False))  # Taichi's f15 is 15 bits: 15 + 17 fit
+    bp = ti.BitpackedFields(max_num_bits=32)
+    bp.place(a, c)
+    bp2 = ti.BitpackedFields(max_num_bits=32)
+    bp2.place(b)
+    ti.root.dense(ti.i, 2).place(bp, bp2)
+
+    @ti.kernel
+    def st(v: ti.f32):
+        a[1] = v
+        b[1] = v
+        c[1] = 99999
+
+    @ti.kernel
+    def ld() -> ti.types.vector(2, ti.f32):
+        return ti.Vector([a[1], b[1]])
+
+    for v, ea, eb in TAICHI_FLOAT:
+        st(v)
+        got = ld()
+        assert (float(got[0]), float(got[1])) == (ea, eb)
+        assert (a[1], b[1]) == (ea, eb)  # Python scope decodes the same bits
+        a[0] = v  # and encodes as the kernel does
+        b[0] = v
+        assert (a[0], b[0]) == (ea, eb)
+        assert c[1] == 99999
+
+
 def test_what_vkdiff_does_not_have_refuses_clearly():
     f15 = ti.types.quant.float(exp=5, frac=10)
     p = ti.field(f15)
@@ -167,7 +211,7 @@ def test_what_vkdiff_does_not_have_refuses_clearly():
     with pytest.raises(ti.TaichiCompilationError, match='At least 2 fields'):
         bp.place(p, shared_exponent=True)
     with pytest.raises(UnsupportedError, match='quant.float'):
-        bp.place(p)
+        bp.place(ti.field(ti.types.quant.float(exp=9, frac=10)))
     u1 = ti.types.quant.int(1, False)
     with pytest.raises(UnsupportedError, match='gradients'):
         ti.field(ti.types.quant.fixed(8), needs_grad=True)

@@ -5,7 +5,7 @@ the value (truncate, or round half away from zero for quant.fixed, then wrap to 
 no spinning, and concurrent writes to sibling members of one word never lose each other."""
 from .. import types as T
 from . import ops
-from .context import Value, current
+from .context import Value, current, emit
 
 
 class _OwnCode:
@@ -39,21 +39,57 @@ def load(field, word):
 def _load(field, word):
     q, shift = field.qtype, field._shift
     w = word.load()
+    is_float = hasattr(q, 'exp')
     if q.bits == 32:
         v = w
-    elif q.signed:
+    elif q.signed and not is_float:
         v = ops.binary('shr', ops.binary('shl', w, 32 - shift - q.bits), 32 - q.bits)
     else:
         v = ops.binary('band', ops.binary('shr', w, shift), (1 << q.bits) - 1)
+    if is_float:
+        return _decode_float(q, v)
     if hasattr(q, 'scale'):  # quant.fixed: the integer times its scale
         return ops.binary('mul', ops.cast(v, q.compute), ops.as_value(q.scale, q.compute))
     return v if q.compute is T.i32 else ops.cast(v, q.compute)
+
+
+def _bitcast(v, dtype):
+    return Value(emit('bitcast', dtype, [v.stmt]))
+
+
+def _decode_float(q, v):
+    """quant.float's bits (lang/quant.QuantFloatType's layout) as an f32."""
+    b = ops.binary
+    m = q.mant_bits
+    mant = b('band', v, (1 << m) - 1)
+    e = b('band', b('shr', v, q.frac), (1 << q.exp) - 1)
+    bits = b('bor', b('shl', b('add', e, 127 - q.bias), 23), b('shl', mant, 23 - m))
+    if q.signed:
+        bits = b('bor', bits, b('shl', b('band', b('shr', v, m), 1), 31))
+    f = ops.select(b('eq', e, 0), ops.as_value(0.0, T.f32), _bitcast(bits, T.f32))
+    return f if q.compute is T.f32 else ops.cast(f, q.compute)
+
+
+def _encode_float(q, value):
+    b = ops.binary
+    m = q.mant_bits
+    bits = _bitcast(ops.cast(value, T.f32), T.i32)
+    mag = b('add', b('band', bits, 0x7FFFFFFF), 1 << (22 - m))
+    e = b('sub', b('shr', mag, 23), 127 - q.bias)
+    mant = b('band', b('shr', mag, 23 - m), (1 << m) - 1)
+    zero = b('le', e, 0)
+    code = b('bor', mant, b('shl', b('band', e, (1 << q.exp) - 1), q.frac))
+    if q.signed:
+        code = b('bor', code, b('shl', b('band', b('shr', bits, 31), 1), m))
+    return ops.select(zero, ops.as_value(0, T.i32), code)
 
 
 def _encode(q, value):
     """The value as the i32 integer whose low bits are stored."""
     if not isinstance(value, Value):
         value = ops.as_value(value)
+    if hasattr(q, 'exp'):
+        return _encode_float(q, value)
     if hasattr(q, 'scale'):
         s = ops.binary('mul', ops.cast(value, q.compute), ops.as_value(1.0 / q.scale, q.compute))
         half = ops.select(ops.binary('ge', s, ops.as_value(0.0, q.compute)),

@@ -8,8 +8,8 @@ extract, sign-extend and scale the member's bits; they write with an atomic `and
 member's bits then an atomic `or` that sets them (frontend/quant_access.py), so concurrent writes
 to sibling members of one word never lose each other. Python scope decodes/encodes here.
 
-What vkdiff has: quant.int and quant.fixed members of a BitpackedFields (max_num_bits <= 32)
-placed under dense (and pointer/bitmasked) nodes. quant.float storage, shared exponents,
+What vkdiff has: quant.int, quant.fixed and quant.float members of a BitpackedFields
+(max_num_bits <= 32) placed under dense (and pointer/bitmasked) nodes. Shared exponents,
 `quant_array`, 64-bit words, atomics on members and gradients refuse clearly."""
 import builtins
 
@@ -102,8 +102,7 @@ class QuantFixedType(QuantType):
 
 
 class QuantFloatType(QuantType):
-    """`ti.types.quant.float(exp, frac, signed=True, compute=None)`: declared (the type, its
-    fields and BitpackedFields.place accept it) but not stored by vkdiff yet: placing it refuses."""
+    """`ti.types.quant.float(exp, frac, signed=True, compute=None)`: `exp` + `frac` bits."""
 
     def __init__(self, exp, frac, signed, compute):
         # (Taichi's frac type is a quant.int of `frac` bits, the sign among them when signed:
@@ -113,6 +112,44 @@ class QuantFloatType(QuantType):
 
     def _key(self):
         return super()._key() + (self.exp, self.frac)
+
+    # The stored bits, low to high: `m` mantissa bits (frac - 1 when signed), the sign bit when
+    # signed, then `exp` exponent bits (bias 2**(exp-1) - 1; exponent 0 is the value 0, no
+    # denormals, no inf/nan). Stores as Taichi 1.7.4 does (checked against its printed values):
+    # the f32's magnitude bits plus half a unit of the last kept bit, then truncated (round half
+    # away from zero, carrying into the exponent); too small is 0; the exponent wraps. Unsigned
+    # types store the magnitude.
+    @property
+    def mant_bits(self):
+        return self.frac - (1 if self.signed else 0)
+
+    @property
+    def bias(self):
+        return (1 << (self.exp - 1)) - 1
+
+    def encode(self, values):
+        f = np.asarray(values, dtype=np.float32)
+        bits = f.view(np.uint32).astype(np.int64)
+        m = self.mant_bits
+        mag = (bits & 0x7FFFFFFF) + (1 << (22 - m))
+        e = (mag >> 23) - (127 - self.bias)
+        mant = (mag >> (23 - m)) & ((1 << m) - 1)
+        zero = e <= 0
+        e = np.where(zero, 0, e & ((1 << self.exp) - 1))
+        code = np.where(zero, 0, mant) | (e << self.frac)
+        if self.signed:
+            code |= ((bits >> 31) & 1) << m
+        return code.astype(np.uint64)
+
+    def decode(self, raw):
+        raw = np.asarray(raw).astype(np.int64)
+        m = self.mant_bits
+        mant = raw & ((1 << m) - 1)
+        e = (raw >> self.frac) & ((1 << self.exp) - 1)
+        sign = (raw >> m) & 1 if self.signed else 0
+        bits = (sign << 31) | ((e + 127 - self.bias) << 23) | (mant << (23 - m))
+        f = np.asarray(bits & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+        return np.where(e == 0, np.float32(0), f).astype(self.compute.np)
 
     def __repr__(self):
         return f"qfl(d=q{'i' if self.signed else 'u'}{self.frac} e=qu{self.exp} " \
@@ -173,9 +210,10 @@ class BitpackedFields:
             raise UnsupportedError('BitpackedFields.place(..., shared_exponent=True): shared '
                                    'exponents are not implemented in vkdiff')
         for f in args:
-            if isinstance(f.qtype, QuantFloatType):
-                raise UnsupportedError(f'field {f.name}: quant.float storage is not implemented '
-                                       'in vkdiff (quant.int and quant.fixed are)')
+            if isinstance(f.qtype, QuantFloatType) and not 2 <= f.qtype.exp <= 8 or \
+                    isinstance(f.qtype, QuantFloatType) and not 1 <= f.qtype.mant_bits <= 23:
+                raise UnsupportedError(f'field {f.name}: vkdiff stores quant.float with 2..8 '
+                                       'exponent bits and 1..23 mantissa bits (f32 computing)')
             if self.used + f.qtype.bits > self.max_num_bits:
                 raise VkdiffValueError(f'BitpackedFields(max_num_bits={self.max_num_bits}): '
                                        f'placing {f.name} needs {self.used + f.qtype.bits} bits')
