@@ -204,6 +204,24 @@ def test_quant_float_rounds_and_wraps_as_taichi():
         assert c[1] == 99999
 
 
+def test_quant_float_with_a_full_f32_mantissa_is_exact():
+    x = ti.field(ti.types.quant.float(exp=8, frac=24))  # Taichi's test_quant_float_precision
+    bp = ti.BitpackedFields(max_num_bits=32)
+    bp.place(x)
+    ti.root.place(bp)
+
+    @ti.kernel
+    def st(v: ti.f32):
+        x[None] = v
+
+    for v in (np.float32(np.pi), np.float32(np.pi * (1 << 100)), np.float32(-1.5e-30)):
+        st(v)
+        assert x[None] == v
+        x[None] = 0.0
+        x[None] = v
+        assert x[None] == v
+
+
 def test_what_vkdiff_does_not_have_refuses_clearly():
     f15 = ti.types.quant.float(exp=5, frac=10)
     p = ti.field(f15)

@@ -74,7 +74,9 @@ def _encode_float(q, value):
     b = ops.binary
     m = q.mant_bits
     bits = _bitcast(ops.cast(value, T.f32), T.i32)
-    mag = b('add', b('band', bits, 0x7FFFFFFF), 1 << (22 - m))
+    mag = b('band', bits, 0x7FFFFFFF)
+    if m < 23:  # (23 mantissa bits: the f32's own, nothing to round)
+        mag = b('add', mag, 1 << (22 - m))
     e = b('sub', b('shr', mag, 23), 127 - q.bias)
     mant = b('band', b('shr', mag, 23 - m), (1 << m) - 1)
     zero = b('le', e, 0)

@@ -131,7 +131,7 @@ class QuantFloatType(QuantType):
         f = np.asarray(values, dtype=np.float32)
         bits = f.view(np.uint32).astype(np.int64)
         m = self.mant_bits
-        mag = (bits & 0x7FFFFFFF) + (1 << (22 - m))
+        mag = (bits & 0x7FFFFFFF) + (1 << (22 - m) if m < 23 else 0)  # (23 bits: exact)
         e = (mag >> 23) - (127 - self.bias)
         mant = (mag >> (23 - m)) & ((1 << m) - 1)
         zero = e <= 0
