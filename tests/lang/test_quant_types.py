@@ -222,6 +222,53 @@ def test_quant_float_with_a_full_f32_mantissa_is_exact():
         assert x[None] == v
 
 
+def test_quant_array_packs_32_flags_a_word():
+    n = 32 * 64
+    x = ti.field(ti.types.quant.int(1, False))  # GeoTaichi's u1
+    ti.root.dense(ti.i, n // 32).quant_array(ti.i, dimensions=32, max_num_bits=32).place(x)
+    assert x.shape == (n,)
+
+    @ti.kernel
+    def mark():
+        for i in range(n):  # the 32 bits of one word from 32 invocations
+            x[i] = 1 if i % 3 == 0 or i % 7 == 2 else 0
+
+    @ti.kernel
+    def count() -> ti.i32:
+        c = 0
+        for i in range(n):
+            c += x[i]
+        return c
+
+    want = ((np.arange(n) % 3 == 0) | (np.arange(n) % 7 == 2)).astype(np.uint32)
+    mark()
+    np.testing.assert_array_equal(x.to_numpy(), want)
+    assert count() == want.sum()
+    assert x[3] == 1 and x[4] == 0 and x[9] == 1
+    x[4] = 1
+    want[4] = 1
+    x.from_numpy(want[::-1].copy())
+    assert count() == want.sum() and x[n - 1 - 4] == 1
+    np.testing.assert_array_equal(x.to_numpy(), want[::-1])
+
+
+def test_quant_array_along_the_second_axis_of_a_2d_node():
+    # Taichi's game-of-life layout: dense(ti.ij, ...).quant_array(ti.j, 32, max_num_bits=32)
+    x = ti.field(ti.types.quant.int(2, True))
+    ti.root.dense(ti.ij, (3, 2)).quant_array(ti.j, 16, max_num_bits=32).place(x)
+    assert x.shape == (3, 32)
+
+    @ti.kernel
+    def fill():
+        for i, j in ti.ndrange(3, 32):
+            x[i, j] = (i + j) % 4 - 2
+
+    fill()
+    ii, jj = np.meshgrid(np.arange(3), np.arange(32), indexing='ij')
+    np.testing.assert_array_equal(x.to_numpy(), (ii + jj) % 4 - 2)
+    assert x[2, 31] == (2 + 31) % 4 - 2
+
+
 def test_what_vkdiff_does_not_have_refuses_clearly():
     f15 = ti.types.quant.float(exp=5, frac=10)
     p = ti.field(f15)
@@ -236,7 +283,9 @@ def test_what_vkdiff_does_not_have_refuses_clearly():
     with pytest.raises(UnsupportedError, match='BitpackedFields'):
         ti.field(u1, shape=4)
     with pytest.raises(UnsupportedError):
-        ti.root.dense(ti.i, 2).quant_array(ti.i, 32, max_num_bits=32)
+        ti.root.dense(ti.i, 2).quant_array(ti.i, 32, max_num_bits=64)
+    with pytest.raises(UnsupportedError):
+        ti.root.pointer(ti.i, 2).quant_array(ti.i, 32, max_num_bits=32)
     x = ti.field(u1)
     with pytest.raises(UnsupportedError, match='BitpackedFields'):
         ti.root.dense(ti.i, 2).place(x)

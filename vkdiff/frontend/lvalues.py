@@ -63,8 +63,7 @@ class FieldElem:
 
     def load(self):
         if quant_access.packed(self.field):  # a BitpackedFields member (lang/quant.py)
-            word = FieldElem(self.field._bitpack.word, self.indices)
-            return quant_access.load(self.field, word)
+            return quant_access.load(self.field, self.indices, FieldElem)
         attrs = {'buf': self.field.buffer, 'comp': self.comp}
         if _grad_stopped(current(), self.field):
             attrs['stop_grad'] = True  # ti.stop_grad(x): no derivative flows back into x
@@ -75,8 +74,7 @@ class FieldElem:
 
     def store(self, value):
         if quant_access.packed(self.field):
-            word = FieldElem(self.field._bitpack.word, self.indices)
-            return quant_access.store(self.field, word, value)
+            return quant_access.store(self.field, self.indices, FieldElem, value)
         sparse.on_write(self.field, self.indices)
         if dynpool.pooled(self.field):
             return dynpool.store(self, value)

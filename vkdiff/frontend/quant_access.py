@@ -30,26 +30,46 @@ def _signed32(x):
     return x - (1 << 32) if x >= 1 << 31 else x
 
 
-def load(field, word):
-    """field[I] of a member; `word`: the lvalue of its word field at I (frontend/lvalues.py)."""
+def load(field, indices, elem):
+    """field[I] of a member; `elem(field, indices)`: a field element lvalue (lvalues.FieldElem)."""
     with _OwnCode():
-        return _load(field, word)
+        word, shift = _word_at(field, indices, elem)
+        return _load(field, word, shift)
 
 
-def _load(field, word):
-    q, shift = field.qtype, field._shift
+def _word_at(field, indices, elem):
+    """The lvalue of the word holding field[I], and the member's lowest bit in it."""
+    qa = field._qarray
+    if qa is None:
+        return elem(field._bitpack.word, indices), field._shift
+    k, n = qa  # a quant_array: n members along index k per word (lang/quant.QuantArray)
+    idx = list(indices)
+    ik = idx[k] if isinstance(idx[k], (Value, int)) else Value(idx[k])  # (an index stmt)
+    shift = ops.binary('mul', ops.binary('mod', ik, n), field.qtype.bits)
+    if field._qarray_keeps_axis:
+        word_index = ops.binary('floordiv', ik, n)
+        idx[k] = word_index.stmt if isinstance(word_index, Value) else \
+            ops.as_value(word_index, T.i32).stmt
+    else:
+        del idx[k]
+    return elem(field._bitpack.word, idx), shift
+
+
+def _load(field, word, shift):
+    q = field.qtype
+    b = ops.binary
     w = word.load()
     is_float = hasattr(q, 'exp')
     if q.bits == 32:
         v = w
     elif q.signed and not is_float:
-        v = ops.binary('shr', ops.binary('shl', w, 32 - shift - q.bits), 32 - q.bits)
+        v = b('shr', b('shl', w, b('sub', 32 - q.bits, shift)), 32 - q.bits)
     else:
-        v = ops.binary('band', ops.binary('shr', w, shift), (1 << q.bits) - 1)
+        v = b('band', b('shr', w, shift), (1 << q.bits) - 1)
     if is_float:
         return _decode_float(q, v)
     if hasattr(q, 'scale'):  # quant.fixed: the integer times its scale
-        return ops.binary('mul', ops.cast(v, q.compute), ops.as_value(q.scale, q.compute))
+        return b('mul', ops.cast(v, q.compute), ops.as_value(q.scale, q.compute))
     return v if q.compute is T.i32 else ops.cast(v, q.compute)
 
 
@@ -100,20 +120,27 @@ def _encode(q, value):
     return ops.cast(value, T.i32)
 
 
-def store(field, word, value):
-    """field[I] = value; `word` as in load."""
+def store(field, indices, elem, value):
+    """field[I] = value; `elem` as in load."""
     if not isinstance(value, Value):
         value = ops.as_value(value)
     with _OwnCode():
-        return _store(field, word, value)
+        word, shift = _word_at(field, indices, elem)
+        return _store(field, word, shift, value)
 
 
-def _store(field, word, value):
-    q, shift = field.qtype, field._shift
+def _store(field, word, shift, value):
+    q = field.qtype
+    b = ops.binary
     e = _encode(q, value)
-    if q.bits == 32 and len(field._bitpack.fields) == 1:
+    if q.bits == 32 and len(field._bitpack.fields) == 1 and field._qarray is None:
         return word.store(e)  # the whole word: a plain store
-    mask = ((1 << q.bits) - 1) << shift
-    bits = ops.binary('band', ops.binary('shl', e, shift) if shift else e, _signed32(mask))
-    word.atomic('band', _signed32(~mask))
+    if isinstance(shift, Value):  # (a quant_array's member: its bit depends on the index)
+        mask = b('shl', (1 << q.bits) - 1 if q.bits < 32 else -1, shift)
+        clear = b('bxor', mask, -1)
+    else:
+        mask = _signed32(((1 << q.bits) - 1) << shift)
+        clear = _signed32(~mask)
+    bits = b('band', b('shl', e, shift), mask)
+    word.atomic('band', clear)
     word.atomic('bor', bits)

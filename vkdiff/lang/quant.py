@@ -262,6 +262,9 @@ class QuantField(Field):
     """A member of a BitpackedFields: its values live in the bitpack's word field (its own
     buffer is never bound: frontend/quant_access.py reads and writes the word)."""
 
+    _qarray = None  # (axis, n) of a quant_array's member (QuantArray)
+    _qarray_keeps_axis = True  # whether the word field is indexed along that axis too
+
     def __init__(self, qtype, name=None):
         super().__init__(qtype.compute, None, (), name)
         self.qtype = qtype
@@ -286,27 +289,59 @@ class QuantField(Field):
                                    'node.place(bitpack)')
         return self._bitpack.word
 
-    def _extract(self, words):
+    def _extract(self, words, shift=None):
+        shift = self._shift if shift is None else shift
         raw = np.asarray(words).astype(np.int64).astype(np.uint64)
-        return self.qtype.decode(raw >> np.uint64(self._shift))
+        return self.qtype.decode(raw >> np.uint64(shift))
 
-    def _merge(self, words, values):
+    def _merge(self, words, values, shift=None):
         """The words with this member's bits replaced by the encoded values (as int32)."""
+        shift = self._shift if shift is None else shift
         w = np.asarray(words).astype(np.int64).astype(np.uint64) & np.uint64(0xFFFFFFFF)
-        mask = np.uint64(((1 << self.qtype.bits) - 1) << self._shift)
-        bits = (self.qtype.encode(values) << np.uint64(self._shift)) & mask
+        mask = np.uint64(((1 << self.qtype.bits) - 1) << shift)
+        bits = (self.qtype.encode(values) << np.uint64(shift)) & mask
         out = (w & (~mask & np.uint64(0xFFFFFFFF))) | bits
         return np.asarray(out).astype(np.uint32).view(np.int32)
 
+    def _locate(self, key):
+        """(the word's key, this element's lowest bit) of element `key`."""
+        if self._qarray is None:
+            return key, self._shift
+        key = tuple(key) if isinstance(key, (tuple, list)) else (key,)
+        if len(key) != len(self.shape):
+            raise VkdiffValueError(f'{self.name}[...] takes {len(self.shape)} indices')
+        k, n = self._qarray
+        for i, s in zip(key, self.shape):
+            if not 0 <= i < s:
+                raise IndexError(f'{self.name}[{key}] is outside its shape {self.shape}')
+        idx = list(key)
+        bit = (idx[k] % n) * self.qtype.bits
+        if self._qarray_keeps_axis:
+            idx[k] //= n
+        else:
+            del idx[k]
+        return tuple(idx) if idx else None, bit
+
     def __getitem__(self, key):
-        return self._extract(self._word()[key]).item()
+        wkey, bit = self._locate(key)
+        return self._extract(self._word()[wkey], bit).item()
 
     def __setitem__(self, key, value):
         word = self._word()
-        word[key] = self._merge(word[key], value).item()
+        wkey, bit = self._locate(key)
+        word[wkey] = self._merge(word[wkey], value, bit).item()
 
     def to_numpy(self, dtype=None, keep_dims=False):
-        a = self._extract(self._word().to_numpy())
+        words = self._word().to_numpy()
+        if self._qarray is None:
+            a = self._extract(words)
+        else:
+            k, n = self._qarray
+            parts = [self._extract(words, j * self.qtype.bits) for j in range(n)]
+            if self._qarray_keeps_axis:  # element i*n + j of axis k is bit group j of word i
+                a = np.stack(parts, axis=k + 1).reshape(self.shape)
+            else:
+                a = np.stack(parts, axis=k)
         return a.astype(dtype) if dtype is not None else a
 
     def from_numpy(self, arr):
@@ -315,7 +350,20 @@ class QuantField(Field):
         if tuple(np.shape(a)) != self.shape:
             raise VkdiffValueError(f'from_numpy: field {self.name} has shape {self.shape}, '
                                    f'got {tuple(np.shape(a))}')
-        word.from_numpy(self._merge(word.to_numpy(), a))
+        words = word.to_numpy()
+        if self._qarray is None:
+            word.from_numpy(self._merge(words, a))
+            return
+        k, n = self._qarray
+        a = np.asarray(a)
+        if self._qarray_keeps_axis:
+            a = a.reshape(self.shape[:k] + (self.shape[k] // n, n) + self.shape[k + 1:])
+            take = lambda j: np.take(a, j, axis=k + 1)  # noqa: E731
+        else:
+            take = lambda j: np.take(a, j, axis=k)  # noqa: E731
+        for j in range(n):
+            words = self._merge(words, take(j), j * self.qtype.bits)
+        word.from_numpy(words)
 
     def fill(self, value):
         if current() is not None:  # in a kernel: stores through frontend/quant_access.py
@@ -324,3 +372,63 @@ class QuantField(Field):
 
     def __repr__(self):
         return f'<quantized field {self.name}: {self.qtype}>'
+
+
+class QuantArray:
+    """Taichi's `node.quant_array(axis, n, max_num_bits=32)` (also the older
+    `bit_array(axis, n, num_bits=32)`): `.place(x)` stores n consecutive elements of x along
+    `axis` in one word of the parent's cells (32 quant.int(1) flags in 4 bytes)."""
+
+    def __init__(self, parent, axis, n, max_num_bits):
+        if not isinstance(n, _int) or n < 1:
+            raise VkdiffValueError(f'quant_array: dimensions must be a positive int, got {n!r}')
+        if max_num_bits not in (8, 16, 32):
+            raise UnsupportedError(f'quant_array(max_num_bits={max_num_bits}) is not supported: '
+                                   'vkdiff stores quant arrays in 32-bit words (8, 16 or 32)')
+        if any(node._kind in ('pointer', 'bitmasked', 'dynamic') for node in _path(parent)):
+            raise UnsupportedError('quant_array under a sparse SNode is not supported: vkdiff '
+                                   'places quant arrays under dense nodes only')
+        self.parent, self.k, self.n, self.max_num_bits = parent, axis.k, n, max_num_bits
+        self.fields, self._word = [], None
+
+    @property
+    def word(self):
+        return self._word
+
+    def place(self, *fields):
+        if len(fields) != 1 or not isinstance(fields[0], QuantField):
+            raise VkdiffTypeError('quant_array(...).place takes one field of a quantized type')
+        f = fields[0]
+        if isinstance(f.qtype, QuantFloatType) or f._bitpack is not None:
+            raise UnsupportedError(f'quant_array: field {f.name} must be a quant.int or '
+                                   'quant.fixed field not placed elsewhere')
+        if f.qtype.bits * self.n > self.max_num_bits:
+            raise VkdiffValueError(f'quant_array: {self.n} x {f.qtype.bits} bits is more than '
+                                   f'max_num_bits={self.max_num_bits}')
+        self._word = Field(T.i32, None, (), name=f'quant_array_{f.name}')
+        self.parent.place(self._word)
+        axes = sorted({ax for ax, _ in self.parent.levels})
+        sizes = dict.fromkeys(axes, 1)
+        for ax, m in self.parent.levels:
+            sizes[ax] *= m
+        keeps = self.k in sizes
+        sizes[self.k] = sizes.get(self.k, 1) * self.n
+        f._bitpack, f._shift, f._qarray = self, 0, (sorted(sizes).index(self.k), self.n)
+        f._qarray_keeps_axis = keeps
+        f._shape = tuple(sizes[ax] for ax in sorted(sizes))
+        f._member_of = self._word
+        self.fields.append(f)
+        return self
+
+
+def _path(node):
+    out = []
+    while node is not None:
+        out.append(node)
+        node = getattr(node, '_parent', None)
+    return out
+
+
+@hooks.provides('quant_array')  # (lang/snode.py's SNode.quant_array: this floor, no import)
+def quant_array(parent, axis, dimensions=None, max_num_bits=32, num_bits=None):
+    return QuantArray(parent, axis, dimensions, num_bits or max_num_bits)
