@@ -54,6 +54,7 @@ from . import math
 # `ti.types`: the dtypes plus vector/matrix/struct/ndarray/template (replaces the vkdiff.types
 # module as the package attribute; CORE modules reading it get the same dtype objects)
 from .lang import types_api as types
+from .lang.quant import BitpackedFields  # ti.BitpackedFields: quantized members in one word
 from .ad import Tape
 
 from .gui import GUI

@@ -9,6 +9,7 @@ from ..launch.argpack import argpack  # noqa: F401  (ti.types.argpack)
 from ..frontend.func import Template
 from .ndarray import NdarrayType
 from ..frontend.struct import struct as _struct
+from . import quant  # noqa: F401  (ti.types.quant.int/fixed/float: lang/quant.py)
 
 # every name of vkdiff/types.py (f32, DataType, resolve, primitive_types, is_integral, ...): the
 # same objects, so code holding this namespace as `types` sees exactly the dtypes module
