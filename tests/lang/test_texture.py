@@ -300,3 +300,40 @@ def test_graph_texture_arguments():
     np.testing.assert_allclose(o.to_numpy(), expect, atol=1e-7)
     with pytest.raises(ti.TaichiRuntimeError, match='fmt'):
         g.run({'tex': ti.Texture(ti.Format.r32f, (4, 2)), 'o': o})
+
+
+def test_taichi_example_simple_texture():
+    """Taichi's examples/rendering/simple_texture.py (smaller, an rgba8 texture at 0.7, headless):
+    the sums and pixels Taichi 1.7.4 prints on lavapipe."""
+    from vkdiff.examples.patterns import taichi_logo
+    res, k = (64, 48), 32
+    pixels = ti.Vector.field(3, dtype=float, shape=res)
+    texture = ti.Texture(ti.Format.rgba8, (k, k))
+
+    @ti.kernel
+    def make_texture(tex: ti.types.rw_texture(num_dimensions=2, fmt=ti.Format.rgba8, lod=0),
+                     n: ti.i32):
+        for i, j in ti.ndrange(n, n):
+            ret = ti.cast(taichi_logo(ti.Vector([i, j]) / n), ti.f32)
+            tex.store(ti.Vector([i, j]), ti.Vector([ret * 0.7, 0.0, 0.0, 0.0]))
+
+    @ti.kernel
+    def paint(t: ti.f32, tex: ti.types.texture(num_dimensions=2), n: ti.i32):
+        for i, j in pixels:
+            uv = ti.Vector([i / res[0], j / res[1]])
+            warp_uv = uv + ti.Vector([ti.cos(t + uv.x * 5.0), ti.sin(t + uv.y * 5.0)]) * 0.1
+            c = ti.math.vec4(0.0)
+            if uv.x > 0.5:
+                c = tex.sample_lod(warp_uv, 0.0)
+            else:
+                c = tex.fetch(ti.cast(warp_uv * n, ti.i32), 0)
+            pixels[i, j] = [c.r, c.g, c.a]
+
+    make_texture(texture, k)
+    paint(0.1, texture, k)
+    p = pixels.to_numpy()
+    assert p[:32, :, 0].sum() == pytest.approx(228.2588348388672, abs=1e-3)  # fetched: exact
+    # sampled (lavapipe filters unorm8 in fixed point: within one step a pixel)
+    assert p[..., 0].sum() == pytest.approx(957.7843017578125, abs=32 * 48 / 255)
+    np.testing.assert_allclose(p[50, 30], [0.6039215922355652, 0.0, 0.0], atol=1 / 255)
+    assert (p[..., 1:] == 0).all()
