@@ -337,3 +337,30 @@ def test_taichi_example_simple_texture():
     assert p[..., 0].sum() == pytest.approx(957.7843017578125, abs=32 * 48 / 255)
     np.testing.assert_allclose(p[50, 30], [0.6039215922355652, 0.0, 0.0], atol=1 / 255)
     assert (p[..., 1:] == 0).all()
+
+
+def test_texture_through_funcs_and_scalar_1d_coordinates():
+    tex = ti.Texture(ti.Format.r32f, 4)
+
+    @ti.func
+    def put(t: ti.template(), i):
+        t.store(ti.Vector([i]), ti.Vector([i * 0.5, 0.0, 0.0, 0.0]))
+
+    @ti.func
+    def get(t, u):
+        return t.sample_lod(u, 0.0)
+
+    @ti.kernel
+    def write(t: ti.types.rw_texture(num_dimensions=1, fmt=ti.Format.r32f, lod=0)):
+        for i in range(4):
+            put(t, i)
+
+    @ti.kernel
+    def read(t: ti.types.texture(num_dimensions=1)) -> ti.f32:
+        # texels 0, 0.5, 1, 1.5: u = 0.25 is halfway between texels 0 and 1, u = 0.5 between 1
+        # and 2, u = 0.0 between texel 3 and (wrapped) texel 0
+        return get(t, 0.25).x + t.sample_lod(0.5, 0.0).x * 10 + t.sample_lod(0.0, 0.0).x * 100 \
+            + t.shape[0] * 1000
+
+    write(tex)
+    assert read(tex) == pytest.approx(0.25 + 7.5 + 75 + 4000)

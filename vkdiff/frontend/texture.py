@@ -17,6 +17,13 @@ from .context import Value, emit, error
 from .lvalues import field_lvalue
 
 
+def _components(x):
+    """The entries of a vector, list or tuple; a scalar as one entry (1-D textures)."""
+    if isinstance(x, Matrix):
+        return list(x.entries)
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
 class TextureArg(ArgArray):
     """The kernel-scope value of a ti.types.texture / rw_texture parameter."""
 
@@ -25,8 +32,7 @@ class TextureArg(ArgArray):
     kind = 'f32'
 
     def _indices(self, index):
-        comps = index.entries if isinstance(index, Matrix) else \
-            list(index) if isinstance(index, (list, tuple)) else [index]
+        comps = _components(index)
         if len(comps) != len(self.shape):
             raise error(f'texture {self.name} has {len(self.shape)} dimensions, got an index '
                         f'with {len(comps)}')
@@ -47,7 +53,7 @@ class TextureArg(ArgArray):
     def store(self, index, value):
         if self.fmt is None:
             raise error(f'texture {self.name}: store needs a ti.types.rw_texture parameter')
-        vals = value.entries if isinstance(value, Matrix) else list(value)
+        vals = _components(value)
         if len(vals) != 4:
             raise error(f'texture store takes a 4-component value, got {len(vals)}')
         lv = field_lvalue(self, self._indices(index))
@@ -83,7 +89,7 @@ class TextureArg(ArgArray):
         return v
 
     def sample_lod(self, uv, lod=0.0):
-        coords = uv.entries if isinstance(uv, Matrix) else list(uv)
+        coords = _components(uv)
         if len(coords) != len(self.shape):
             raise error(f'texture {self.name} has {len(self.shape)} dimensions, got a '
                         f'coordinate with {len(coords)}')
