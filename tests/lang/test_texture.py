@@ -270,6 +270,9 @@ def test_argument_errors():
         bad(ti.Texture(ti.Format.r32f, 4))
     with pytest.raises(NotImplementedError, match='integer texels'):
         ti.Texture(ti.Format.r32i, (2, 2))
+    t = ti.Texture(ti.Format.rg16f, (5, 2, 3))  # Taichi's attributes
+    assert (t.fmt, t.dtype, t.num_channels, t.num_dims, t.shape) == \
+        (ti.Format.rg16f, ti.f16, 2, 3, (5, 2, 3))
     with pytest.raises(ValueError, match='1 to 3'):
         ti.Texture(ti.Format.r32f, (2, 2, 2, 2))
 

@@ -106,12 +106,13 @@ class Texture:
     """`ti.Texture(fmt, shape)`: a 1-D, 2-D or 3-D texture (buffer-backed; see the module)."""
 
     def __init__(self, fmt, arr_shape):
-        channels, _ = format_info(fmt)
+        channels, kind = format_info(fmt)
         shape = (arr_shape,) if isinstance(arr_shape, int) else tuple(int(n) for n in arr_shape)
         if not 1 <= len(shape) <= 3 or any(n <= 0 for n in shape):
             raise VkdiffValueError(f'ti.Texture shape must be 1 to 3 positive sizes, got '
                                    f'{arr_shape!r}')
         self.fmt = fmt
+        self.dtype = {'unorm8': T.u8, 'unorm16': T.u16, 'f16': T.f16, 'f32': T.f32}[kind]
         self.num_channels = channels
         self.num_dims = len(shape)
         self.shape = tuple(arr_shape) if not isinstance(arr_shape, int) else (arr_shape,)
