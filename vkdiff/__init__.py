@@ -19,6 +19,7 @@ from .lang.field import (field, Field, ScalarField, MatrixField, SNode, axes, i,
                          il, jk, jl, kl, ijk, ijl, ikl, jkl, ijkl)
 from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
+from .lang.texture import Format, Texture
 from .frontend.struct import Struct, dataclass
 from .frontend.struct_field import StructField
 from .launch.argpack import ArgPack
