@@ -122,6 +122,7 @@ def test_clamp_in_place_boundary_over_steps_matches_central_differences():
     assert np.any(gv == 0) and np.any(gv != 0)  # some particles hit the walls, others did not
 
 
+@pytest.mark.requires('float64')
 def test_read_then_overwrite_inside_one_kernel_is_still_refused():
     """diff_sph's boundary_handle clamps F_pos in place inside ONE kernel: the adjoint re-reads
     the element after the store; no undo frame makes that right, and it stays an
