@@ -354,6 +354,8 @@ class Kernel:
         inst, rargs = self.instance(args)
         if state.launch_watch is not None:  # ti.ad.checkpointed's recorder (ad/checkpoint.py)
             state.launch_watch(self, inst, rargs)
+        if tape is not None and hasattr(tape, 'before_launch'):
+            tape.before_launch(self, inst, rargs)  # ad/tape_undo.py: undo frames
         t0 = timing.begin()
         if state.fwd is not None:  # inside a Tape too: the tangent kernel computes the primal
             result = state.fwd.launch(self, inst, args, rargs)
