@@ -62,6 +62,7 @@ from . import algorithms  # ti.algorithms: PrefixSumExecutor, parallel_sort (mul
 from . import linalg  # ti.linalg: matrix-free solvers, SparseMatrixBuilder (assembled in kernels), SparseSolver (host)
 from . import graph  # ti.graph: GraphBuilder, Graph.run (kernels launched in order)
 from . import profiler  # ti.profiler: kernel launch times (host-measured)
+from . import sparse  # ti.sparse: grid(), usage() (Taichi's helpers for sparse grids)
 from . import tools  # ti.tools: imwrite/imread/imresize/imshow, PLYWriter, VideoManager
 from . import precision as _precision  # ti.init() warns where the device's f32 math is loose
 from .lang import state as _state

@@ -168,6 +168,12 @@ class DynamicPoolError(OutOfMemoryError):
     it was dropped. Raised at the sync after the launch; ti.init(device_memory_GB=) gives more."""
 
 
+class SparsePoolError(OutOfMemoryError):
+    """The block pool of a pointer SNode (lang/blockpool.py) is full: what the launch wrote into
+    new blocks was dropped. Raised at the sync after the launch; ti.init(device_memory_GB=) or
+    freeing blocks (ti.deactivate, deactivate_all) gives room."""
+
+
 class WatchdogTimeout(VkdiffError, TimeoutError):
     """Work submitted to the device (the kernels launched since the last sync) has not finished
     within the watchdog's limit (ti.init(watchdog=seconds), VKDIFF_WATCHDOG; default 60 s, 0 =

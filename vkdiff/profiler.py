@@ -11,10 +11,11 @@ slower than an unprofiled one. Printed tables say "host-measured".
 API (as Taichi's): print_kernel_profiler_info(mode='count'|'trace'),
 query_kernel_profiler_info(name) -> (counter, min, max, avg) in milliseconds,
 clear_kernel_profiler_info(), get_kernel_profiler_total_time() in seconds,
-set_kernel_profiler_toolkit('default').
+set_kernel_profiler_toolkit('default'); print_memory_profiler_info() and memory_profiler_info() for
+the pooled pointer SNodes' memory (lang/blockpool.py).
 """
 from .errors import VkdiffValueError
-from .lang import state
+from .lang import blockpool, state
 from .launch.timing import enabled, records as _records  # noqa: F401  (enabled: ti.profiler's)
 
 
@@ -89,3 +90,22 @@ def print_kernel_profiler_info(mode='count'):
     lines += ['-' * 79, f'[100.00%] Total execution time: {total:9.3f} s   number of results: '
               f'{n}', bar]
     print('\n'.join(lines))
+
+
+def memory_profiler_info():
+    """{SNode path: (bytes reserved, bytes in use)} of every pointer SNode whose blocks come from
+    a device pool (lang/blockpool.py): reserved counts the pools and tables, in use the blocks
+    of active cells and the tables. vkdiff's own (Taichi has only the printing function)."""
+    return blockpool.memory_info()
+
+
+def print_memory_profiler_info():
+    """Taichi's ti.profiler.print_memory_profiler_info(): here, per pooled pointer SNode, the
+    bytes reserved and the bytes in use (memory_profiler_info())."""
+    info = memory_profiler_info()
+    print('vkdiff memory profiler: pooled pointer SNodes (bytes reserved / in use)')
+    if not info:
+        print('  (none: every SNode is stored densely)')
+    for node, (reserved, used) in info.items():
+        print(f'  {node}: {reserved} reserved, {used} in use ({reserved / 2**20:.2f} / '
+              f'{used / 2**20:.2f} MiB)')

@@ -32,6 +32,7 @@ from .. import ir
 from ..lang import binding, state
 from ..lang.dynpool import node_of
 from ..lang.sparse import guards_of
+from ..runtime.program import Storage  # loads no native module (runtime/program.py loads it with the device)
 
 
 # ------------------------------------------------------------------ device copies of storages
@@ -50,8 +51,6 @@ class _Pool:
         if lst:
             b = lst.pop()
         else:
-            # deferred: the runtime (and its native module) loads with the device, as lang/field.py
-            from ..runtime.program import Storage
             import numpy as np
             b = Storage(state.runtime(), (nbytes // 4,), np.uint32, 'checkpoint')
             self.allocated += nbytes
@@ -212,8 +211,6 @@ class Checkpointed:
                 self.step(t)
             return self
         self.before = _reads_of(tape.entries)
-        # deferred: the runtime loads with the device (as lang/field.py's import)
-        from ..runtime.program import Storage
         rec = _Recorder(self)
         state.tape, state.launch_watch, Storage.host_watch = rec, self._watch_forward, \
             self._watch_host

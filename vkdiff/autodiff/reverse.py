@@ -167,6 +167,14 @@ class Reverser:
                 self.clear_grad(s)
             return
         if op == 'atomic':
+            if self.users.get(s) and s.attrs.get('replay_load'):
+                # an allocator's atomic on a bookkeeping word (a pointer's block claim,
+                # frontend/blockpool.py): the adjoint finds what the primal published, so it
+                # replays as a load of the word (no second claim)
+                self.m[s] = self.b.emit('gload', s.dtype, [self.m.get(a, a) for a in s.args[:-1]],
+                                        {'buf': s.attrs['buf'], 'comp': s.attrs.get('comp', 0)},
+                                        loc=s.loc)
+                return
             if self.users.get(s):
                 raise _err(s, 'the value an atomic operation returns cannot be used in a kernel '
                            'that is differentiated (the adjoint cannot replay it); split the kernel')

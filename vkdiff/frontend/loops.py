@@ -15,7 +15,7 @@ from .argarray import ArgArray
 from .compiletime import Grouped, NDRange, Static, _StaticBreak, _StaticContinue, _is_struct_field
 from .context import Value, emit, error, current
 from .lvalues import field_lvalue
-from . import dynpool
+from . import blockpool, dynpool
 
 
 def _bounds_of_range(fb, call):
@@ -223,6 +223,9 @@ def _parallel_for(fb, node, names, dims, grouped, config=None, guards=(), offset
     g = dynpool.struct_for_plan(guards, dims)
     if g is not None:  # a pooled dynamic node's lists, tile by tile (frontend/dynpool.py)
         return dynpool.struct_for(fb, node, names, grouped, guards, g, offset)
+    g = blockpool.struct_for_plan(guards, dims)
+    if g is not None:  # a pooled pointer's blocks given out (frontend/blockpool.py)
+        return _pooled_struct_for(fb, node, names, dims, grouped, guards, g, offset)
     plan = sparse_layout.block_plan(guards, [hi for _, hi, _ in dims]) \
         if guards and all(lo == 0 and st == 1 for lo, _, st in dims) else None
     if plan is not None:  # one invocation per sparse cell (lang/sparse.block_plan)
@@ -251,6 +254,23 @@ def _parallel_for(fb, node, names, dims, grouped, config=None, guards=(), offset
 _LANE_OPS = frozenset(('barrier', 'local_index', 'global_index', 'sg_shuffle', 'sg_ballot',
                        'sg_barrier', 'sg_vote', 'sg_all_equal', 'sg_broadcast_first',
                        'sg_invocation_id', 'sg_size'))
+
+
+def _pooled_struct_for(fb, node, names, dims, grouped, guards, g, offset):
+    """A struct-for under a pooled pointer: one iteration per element of each block given
+    out, skipping blocks no longer live (frontend/blockpool.walk_blocks)."""
+    total, blocks = blockpool.walk_blocks(g, [hi for _, hi, _ in dims])
+    body = ir.Block()
+    loop = emit('parfor', T.i32, [total], blocks=[body])
+    with current().open(body), _loop_body(fb, 'parallel'):
+        live, idx = blocks(Value(loop), lambda v, ext: _unflatten(v, [(0, n, 1) for n in ext],
+                                                                   list(ext)))
+        then_b, else_b = ir.Block(), ir.Block()
+        emit('if', None, [ops.to_bool(live)], blocks=[then_b, else_b])
+        with current().open(then_b):
+            _bind_indices(fb, names, idx, grouped, offset)
+            with sparse.only_active(guards[:-1], idx):
+                fb.build_body(node.body)
 
 
 def _block_struct_for(fb, node, names, dims, grouped, guards, plan, offset=None):

@@ -7,7 +7,7 @@ from .. import types as T
 from ..errors import TaichiIndexError, TaichiTypeError, UnsupportedError
 from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
                            component_sizes, dynamic_flat_index, flatten_key, slice_positions)
-from . import dynpool, ops, sparse
+from . import blockpool, dynpool, ops, sparse
 from .checks import check_components
 from .context import Value, current, emit, error
 
@@ -67,6 +67,8 @@ class FieldElem:
             attrs['stop_grad'] = True  # ti.stop_grad(x): no derivative flows back into x
         if dynpool.pooled(self.field):  # in its dynamic node's chunk pool (lang/dynpool.py)
             return sparse.on_read(self.field, self.indices, dynpool.load(self, attrs))
+        if blockpool.pooled(self.field):  # in its pointer node's block pool (lang/blockpool.py)
+            return blockpool.load(self, attrs)
         v = Value(emit('gload', self.dtype, self.indices, attrs=attrs))
         return sparse.on_read(self.field, self.indices, v)
 
@@ -74,6 +76,8 @@ class FieldElem:
         sparse.on_write(self.field, self.indices)
         if dynpool.pooled(self.field):
             return dynpool.store(self, value)
+        if blockpool.pooled(self.field):
+            return blockpool.store(self, value)
         emit('gstore', None, self.indices + [ops.as_value(value, self.dtype).stmt],
              attrs={'buf': self.field.buffer, 'comp': self.comp})
 
@@ -84,6 +88,8 @@ class FieldElem:
         sparse.on_write(self.field, self.indices)
         if dynpool.pooled(self.field):
             return dynpool.atomic(self, fn, v)
+        if blockpool.pooled(self.field):
+            return blockpool.atomic(self, fn, v)
         return Value(emit('atomic', self.dtype, self.indices + [v.stmt],
                           attrs={'buf': self.field.buffer, 'comp': self.comp, 'fn': fn}))
 
@@ -286,7 +292,7 @@ def field_lvalue(field, indices):
     """The lvalue of `field[indices]`: a FieldElem, or a MatrixLValue for vector/matrix fields."""
     if not field.elem_shape:  # (a matrix field's member: its component of the parent's buffer)
         owner = field.__dict__.get('_member_of')
-        if owner is not None and dynpool.pooled(owner):
+        if owner is not None and (dynpool.pooled(owner) or blockpool.pooled(owner)):
             raise error(f'field {field.name} is a member of matrix field {owner.name}, which is '
                         "stored in its dynamic SNode's chunk pool: index the matrix field "
                         f'({owner.name}[I][{field._comp}])', UnsupportedError)

@@ -44,6 +44,8 @@ def on_write(field, indices):
         return
     idx = _vals(indices)
     for g in guards:
+        if g.node.__dict__.get('_block_pool_mode'):
+            continue  # a pooled pointer: the store claims the cell's block (frontend/blockpool.py)
         w = _word(g.store, g.cell_index(idx))
         if g.kind == 'dynamic':
             w.atomic('max', ops.binary('add', g.position(idx), 1))
@@ -129,6 +131,8 @@ def _set(node, idx, on):
         cell, j = idx[:-1], idx[-1]
         w = _word(node._sparse_store, cell)
         w.atomic('max', ops.binary('add', j, 1)) if on else w.store(0)
+    elif node.__dict__.get('_block_pool_mode'):  # a pooled pointer: claim / free its block
+        (blockpool.activate if on else blockpool.deactivate)(node, idx)
     else:
         _word(node._sparse_store, idx).store(1 if on else 0)
 
@@ -163,6 +167,8 @@ def deactivate(node, indices):
     # a pointer cell or a dynamic list: Taichi frees it, so its data (and every mask under a
     # pointer) reads 0 afterwards, also below a later write past a list's new length. The one
     # invocation that clears a nonzero word zeroes them (the rest find it cleared already)
+    if node.__dict__.get('_block_pool_mode'):
+        return blockpool.deactivate(node, idx)  # (frontend/blockpool.py: onto the free ring)
     cell = node._parent if kind == 'dynamic' else node
     old = _word(node._sparse_store, idx).atomic('band', 0)
     if node.__dict__.get('_pool_mode'):  # its chunks stay with it, zeroed (lang/dynpool.py)
@@ -171,7 +177,8 @@ def deactivate(node, indices):
     emit('if', None, [ops.to_bool(ops.binary('ne', old, 0))], blocks=[then_b, else_b])
     with current().open(then_b):
         for f in S.fields_under(node):
-            _zero_region(f, f.shape, S.layout_of(f), cell, idx)
+            if not blockpool.pooled(f):  # (a pooled pointer under it: its table words are
+                _zero_region(f, f.shape, S.layout_of(f), cell, idx)  # zeroed below, so it reads 0)
         for d in S.sparse_under(node):
             st = d._sparse_store
             _zero_region(st, st.shape, None, cell, idx,
@@ -296,5 +303,5 @@ def _flat(key):
     return [e for k in key for e in (k.entries if isinstance(k, Matrix) else [k])]
 
 
-# cycles inside the frontend: lvalues.py, dynpool.py and compiletime.py import this module
-from . import compiletime, dynpool, lvalues  # noqa: E402
+# cycles inside the frontend: lvalues.py, dynpool.py, blockpool.py and compiletime.py import this module
+from . import blockpool, compiletime, dynpool, lvalues  # noqa: E402

@@ -11,7 +11,7 @@ from ..errors import (FieldIndexError, FieldOffsetError, FieldOrderError, IndexC
                       VkdiffTypeError, VkdiffValueError)
 from . import binding, convert, hooks, layout, state
 from .proxy import element
-from . import dynpool
+from . import blockpool, dynpool
 from .sparse import guards_of, host_activate, host_active, host_past_length, sparse_zero
 from ..frontend.context import current
 from .matrix import Matrix
@@ -108,7 +108,7 @@ class Field(ir.ElementShape):
 
     def _check_size(self):
         """A field larger than one device buffer may be is an error at creation."""
-        if dynpool.node_of(self) is not None:
+        if _pool_api(self) is not None:
             return  # stored in chunks (lang/dynpool.py)
         n = int(np.prod(self._shape + self.elem_shape, dtype=np.int64)) * self.dtype.nbytes
         limit = state.limits()['max_storage_buffer_range']
@@ -148,9 +148,9 @@ class Field(ir.ElementShape):
     def storage(self):
         st = self._storage
         if st is None:
-            if dynpool.node_of(self) is not None:
-                raise VkdiffError(f'field {self.name} is stored in its dynamic SNode\'s chunk '
-                                  'pool (lang/dynpool.py), not densely')
+            if _pool_api(self) is not None:
+                raise VkdiffError(f'field {self.name} is stored in its SNode\'s device pool '
+                                  '(lang/dynpool.py, lang/blockpool.py), not densely')
             if self._generation != state.generation:
                 raise VkdiffError(f'field {self.name} belongs to a previous ti.init() and is gone')
             rt = state.runtime()
@@ -223,8 +223,8 @@ class Field(ir.ElementShape):
         idx = self._index(key)
         if guards_of(self) and host_past_length(self, idx):  # (as a kernel's read)
             return sparse_zero(self)
-        if dynpool.node_of(self) is not None:
-            v = dynpool.host_get(self, idx)
+        if _pool_api(self) is not None:
+            v = _pool_api(self).host_get(self, idx)
             if not self.elem_shape:
                 return v.item()
             return Matrix(v.tolist())
@@ -245,8 +245,8 @@ class Field(ir.ElementShape):
 
     def _host_set(self, idx, v):
         """Store the converted value v at element idx (activating its sparse ancestors)."""
-        if dynpool.node_of(self) is not None:
-            dynpool.host_set(self, idx, v)
+        if _pool_api(self) is not None:
+            _pool_api(self).host_set(self, idx, v)
         else:
             self.storage.for_host_write()[idx] = v
         if guards_of(self):
@@ -266,8 +266,8 @@ class Field(ir.ElementShape):
     def to_numpy(self, dtype=None, keep_dims=False):
         """The field as a numpy array. As in Taichi, an n x 1 matrix field gives (..., n) unless
         `keep_dims=True`, and a vector field gives (..., n, 1) with `keep_dims=True`."""
-        if dynpool.node_of(self) is not None:
-            a = dynpool.host_gather(self)  # inactive cells are 0 already
+        if _pool_api(self) is not None:
+            a = _pool_api(self).host_gather(self)  # inactive cells are 0 already
         else:
             a = self.storage.for_host_read().copy()
             if guards_of(self):  # inactive cells read 0, as in Taichi
@@ -289,8 +289,8 @@ class Field(ir.ElementShape):
 
     def _write_numpy(self, a):
         """from_numpy's write of the converted array a (active cells only, as in Taichi)."""
-        if dynpool.node_of(self) is not None:
-            return dynpool.host_scatter(self, a)
+        if _pool_api(self) is not None:
+            return _pool_api(self).host_scatter(self, a)
         if guards_of(self):  # Taichi writes the active cells only
             a = np.where(host_active(self).reshape(self.shape + (1,) * len(self.elem_shape)),
                          a, self.storage.for_host_read())
@@ -351,8 +351,8 @@ class Field(ir.ElementShape):
             # on the device: no host round trip, so a Tape inside a time loop never syncs
             hooks.call('fill_field', self, v if not self.elem_shape else v.flat[0].item())
             return
-        if dynpool.node_of(self) is not None:
-            return dynpool.host_scatter(self, np.broadcast_to(v, self.shape + self.elem_shape))
+        if _pool_api(self) is not None:
+            return _pool_api(self).host_scatter(self, np.broadcast_to(v, self.shape + self.elem_shape))
         if guards_of(self):  # (the fill kernel's struct-for visits active cells only)
             v = np.where(host_active(self).reshape(self.shape + (1,) * len(self.elem_shape)),
                          v, self.storage.for_host_read())
@@ -568,3 +568,13 @@ class MatrixField(metaclass=_FieldKind):
 # ti.root and the SNode tree (lang/snode.py), re-exported here: `ti.i`, `SNode`, ...
 from .snode import (AXES, SNode, _Axis, axes, i, ij, ijk, ijkl, ijl, ik, ikl, il, j, jk, jkl,  # noqa: E402,F401
                     jl, k, kl, l, root)
+
+
+def _pool_api(field):
+    """The module holding `field` in a device pool (lang/dynpool.py for a dynamic node's
+    chunks, lang/blockpool.py for a pointer's blocks), or None when it is stored densely."""
+    if dynpool.node_of(field) is not None:
+        return dynpool
+    if blockpool.node_of(field) is not None:
+        return blockpool
+    return None

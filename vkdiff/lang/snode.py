@@ -5,8 +5,9 @@ import numpy as np
 
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
 from . import convert, layout, state
-from .sparse import make_node, deactivate_all, check_gradient_layout
+from .sparse import allocated_count, make_node, deactivate_all, check_gradient_layout
 from .dynpool import wants_pool
+from . import blockpool
 
 
 class _Axis:
@@ -129,10 +130,12 @@ class SNode:
 
     def pointer(self, axes, dimensions):
         """A pointer level (lang/sparse.py): cells allocated when written or activated."""
+        blockpool.check_child(self, 'pointer')
         return make_node(self, 'pointer', self._axes_dims('pointer', axes, dimensions))
 
     def bitmasked(self, axes, dimensions):
         """A bitmasked level (lang/sparse.py): one activation bit per cell."""
+        blockpool.check_child(self, 'bitmasked')
         return make_node(self, 'bitmasked', self._axes_dims('bitmasked', axes, dimensions))
 
     def dynamic(self, axis, dimension, chunk_size=None):
@@ -140,8 +143,15 @@ class SNode:
         axis = axis if isinstance(axis, (tuple, list)) else (axis,)
         if len(axis) != 1:
             raise VkdiffValueError('dynamic() takes exactly one axis')
+        blockpool.check_child(self, 'dynamic')
         return make_node(self, 'dynamic', self._axes_dims('dynamic', axis, dimension),
                          chunk_size or dimension)
+
+    @property
+    def _num_dynamically_allocated(self):
+        """Taichi's count of the blocks a sparse node's allocator holds (lang/sparse.py's
+        allocated_count: its high-water mark, tracked from the first query on)."""
+        return allocated_count(self)
 
     def deactivate_all(self):
         """Deactivate every cell of the sparse nodes at and under this one (lang/sparse.py)."""
@@ -172,6 +182,7 @@ class SNode:
                 if wants_pool(self, members):  # (lang/dynpool.py: no dense storage)
                     for m in members:
                         m._pool_node = self
+            blockpool.assign(self, _member_fields(f))  # (lang/blockpool.py: pooled blocks)
             f._place(self.shape)
             leaf = self._place_leaf()
             leaf._placed = f  # (ti.get_addr's layout: what this place holds)
@@ -192,6 +203,7 @@ class SNode:
                 f._set_offset(offset)
             if isinstance(f, Field):
                 check_gradient_layout(f)
+                blockpool.check_gradient(f)
         return self
 
     def lazy_grad(self):

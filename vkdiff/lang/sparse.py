@@ -209,6 +209,10 @@ def host_activate(field, idx):
             j = g.position(idx)
             if st.for_host_read()[cell] <= j:
                 st.for_host_write()[cell] = j + 1
+        elif g.node.__dict__.get('_block_pool_mode'):  # claim its block (lang/blockpool.py)
+            # cycle: blockpool.py imports this module
+            from .blockpool import pool_of as block_pool_of
+            block_pool_of(g.node).host_blocks(cell, True)
         elif st.for_host_read()[cell] == 0:
             st.for_host_write()[cell] = 1
 
@@ -219,6 +223,8 @@ def deactivate_all(node):
     zeroed, as Taichi frees their chunks)."""
     nodes = ([node] if node._kind in SPARSE else []) + sparse_under(node)
     for n in nodes:
+        if n.__dict__.get('_allocated_tracked'):  # (since the first query)
+            n._allocated_high = max(n._allocated_high, _in_use(n))
         n._sparse_store.fill(0)
     done = set()
     for n in nodes:
@@ -227,11 +233,39 @@ def deactivate_all(node):
             from .dynpool import pool_of
             pool_of(n).clear()
             continue
+        if n.__dict__.get('_block_pool_mode'):  # blocks back into the pool (lang/blockpool.py)
+            p = n.__dict__.get('_block_pool')
+            if p is not None and p._generation == state.generation:
+                p.clear()
+            continue
         if n._kind in ('pointer', 'dynamic'):  # freed: the data reads 0 (a list's too)
             for f in fields_under(n):
-                if id(f) not in done:
+                if f.__dict__.get('_block_node') is None and \
+                        layout_of(f).__dict__.get('_block_node') is None and id(f) not in done:
                     done.add(id(f))
                     f.storage.for_host_overwrite()[...] = 0
+
+
+def allocated_count(node):
+    """Taichi's `snode._num_dynamically_allocated`: the blocks its allocator ever held at
+    once (a pointer/bitmasked node: its active cells; a dynamic node: its lists' chunks of
+    chunk_size), as the most in use at any `deactivate_all` since the first query and now.
+    The high-water mark is tracked from the first query on (each deactivate_all then reads the
+    node's words back). 0 for a dense node."""
+    if node._kind not in SPARSE:
+        return 0
+    high = max(node.__dict__.get('_allocated_high', 0), _in_use(node))
+    node._allocated_high, node._allocated_tracked = high, True
+    return high
+
+
+def _in_use(node):
+    words = node._sparse_store.storage.for_host_read()
+    if node._kind == 'dynamic':
+        n = node.levels[-1][1]
+        cs = node._chunk_size or n
+        return int(((np.minimum(words.astype(np.int64), n) + cs - 1) // cs).sum())
+    return int((words != 0).sum())
 
 
 def deactivate_all_snodes():

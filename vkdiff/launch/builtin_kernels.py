@@ -7,7 +7,7 @@ import numpy as np
 
 from .kernel import kernel, template
 from ..frontend.compiletime import grouped, static
-from ..lang import dynpool, hooks, state
+from ..lang import blockpool, dynpool, hooks, state
 from ..lang.sparse import guards_of
 
 
@@ -49,7 +49,7 @@ def native_runtime(fields):
     if state.tape is not None or state.fwd is not None or state.offline is not None:
         return None
     for f in fields:
-        if guards_of(f) or dynpool.node_of(f) is not None:
+        if guards_of(f) or dynpool.node_of(f) is not None or blockpool.node_of(f) is not None:
             return None
     rt = state.runtime()
     return rt if rt.can_fill else None
