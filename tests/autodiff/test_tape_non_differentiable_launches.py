@@ -1,0 +1,66 @@
+"""Launches inside a Tape that write no differentiable data (integer or gradient-less fields:
+sorting particle keys, counting with a scan) have nothing to do in the backward pass. Before,
+the Tape's access check treated their reads as an adjoint's and ti.algorithms.parallel_sort or
+PrefixSumExecutor.run on integer fields inside a Tape raised AccessRuleError about the
+algorithms' own kernels (scratch 'field6'), though Taichi runs them. A differentiable launch
+that read the keys before they were overwritten is still caught."""
+import numpy as np
+import pytest
+
+import vkdiff as ti
+from vkdiff.errors import AccessRuleError
+
+
+def _setup(n):
+    keys = ti.field(ti.i32, shape=n)
+    x = ti.field(ti.f32, shape=n, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    perm = np.random.default_rng(0).permutation(n).astype(np.int32)
+    keys.from_numpy(perm)
+    x.from_numpy(np.linspace(-1, 1, n).astype(np.float32))
+
+    @ti.kernel
+    def gather_loss():
+        for i in range(n):
+            loss[None] += x[keys[i]] ** 2 * (i + 1)
+
+    return keys, x, loss, perm, gather_loss
+
+
+def test_sorting_integer_keys_inside_a_tape():
+    n = 50
+    keys, x, loss, perm, gather_loss = _setup(n)
+    with ti.ad.Tape(loss):
+        ti.algorithms.parallel_sort(keys)
+        gather_loss()
+    xs = np.linspace(-1, 1, n).astype(np.float32)
+    # sorted keys are 0..n-1: x[i] is weighted by i + 1
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * xs * (np.arange(n) + 1), rtol=1e-6)
+    np.testing.assert_array_equal(keys.to_numpy(), np.arange(n))
+
+
+def test_scanning_integer_counts_inside_a_tape():
+    n = 70
+    cnt = ti.field(ti.i32, shape=n)
+    x = ti.field(ti.f32, shape=n, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    cnt.from_numpy(np.ones(n, np.int32))
+    x.from_numpy(np.arange(n, dtype=np.float32))
+
+    @ti.kernel
+    def lk():
+        for i in range(n):
+            loss[None] += x[cnt[i] - 1] * i
+
+    with ti.ad.Tape(loss):
+        ti.algorithms.PrefixSumExecutor(n).run(cnt)
+        lk()
+    np.testing.assert_array_equal(x.grad.to_numpy(), np.arange(n, dtype=np.float32))
+
+
+def test_overwriting_keys_a_differentiable_launch_read_is_still_refused():
+    keys, x, loss, perm, gather_loss = _setup(32)
+    with pytest.raises(AccessRuleError):
+        with ti.ad.Tape(loss):
+            gather_loss()
+            ti.algorithms.parallel_sort(keys)
