@@ -64,3 +64,54 @@ def test_overwriting_keys_a_differentiable_launch_read_is_still_refused():
         with ti.ad.Tape(loss):
             gather_loss()
             ti.algorithms.parallel_sort(keys)
+
+
+def test_checkpointed_step_that_sorts_keys_in_place():
+    """A step that computes integer keys, sorts them in one field reused by every step and
+    gathers through them: ti.ad.checkpointed gives the gradient of a full Tape whose keys have
+    a field per step (before, the recomputation built the sort's adjoint and raised
+    AccessRuleError on its scratch)."""
+    n, steps = 32, 6
+    shared = ti.field(ti.i32, shape=n)
+    per_step = [ti.field(ti.i32, shape=n) for _ in range(steps)]
+    xs = [ti.field(ti.f32, shape=n, needs_grad=True) for _ in range(steps + 1)]
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+
+    @ti.kernel
+    def make_keys(x: ti.template(), keys: ti.template(), t: ti.i32):
+        for i in range(n):
+            keys[i] = ti.cast(x[i] * 1000 + t * 37 + i * 11, ti.i32) % 97
+
+    @ti.kernel
+    def gather(a: ti.template(), b: ti.template(), keys: ti.template()):
+        for i in range(n):
+            b[i] = a[keys[i] % n] * 0.5 + a[i] * 0.7
+
+    @ti.kernel
+    def lk(x: ti.template()):
+        for i in range(n):
+            loss[None] += x[i] ** 2
+
+    def run(checkpointed):
+        xs[0].from_numpy(np.linspace(0, 1, n).astype(np.float32))
+
+        def step(t):
+            keys = shared if checkpointed else per_step[t]
+            make_keys(xs[t], keys, t)
+            ti.algorithms.parallel_sort(keys)
+            gather(xs[t], xs[t + 1], keys)
+
+        with ti.ad.Tape(loss):
+            if checkpointed:
+                ti.ad.checkpointed(step, steps=steps, every=2)
+            else:
+                for t in range(steps):
+                    step(t)
+            lk(xs[steps])
+        return loss[None], xs[0].grad.to_numpy()
+
+    want_loss, want = run(False)
+    got_loss, got = run(True)
+    assert got_loss == want_loss
+    assert np.abs(want).max() > 0
+    np.testing.assert_array_equal(got, want)
