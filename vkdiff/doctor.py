@@ -1,7 +1,8 @@
 """Tool (not a compiler stage): `python -m vkdiff doctor` checks what vkdiff needs on this machine
 and prints it: the native module, the Vulkan devices with the optional features vkdiff enables
 and their limits, the spirv-tools it runs, the SPIR-V cache folder, the precision of the device's
-f32 math (vkdiff/precision.py), and for anything missing the
+f32 math (vkdiff/precision.py), where ti.ui frames are drawn (device or numpy, and why), and
+for anything missing the
 command that installs it (Debian/Ubuntu, Fedora, macOS with MoltenVK). Exit status 0 when a
 kernel can compile and run, 1 otherwise."""
 import os
@@ -243,6 +244,18 @@ def check_precision(out):
         out('    this driver flushes subnormal f32 results of arithmetic to zero')
 
 
+def check_drawing(out):
+    """The "drawing" section: whether ti.ui frames are drawn on the device or by the numpy
+    rasteriser, and why (vkdiff/ui/devdraw.py's probe)."""
+    from .ui import devdraw  # noqa: PLC0415  (opens the device: only when the doctor runs)
+    try:
+        ok, why = devdraw.available()
+    except Exception as e:  # noqa: BLE001  (a report, not a failure of the doctor)
+        ok, why = False, f'{type(e).__name__}: {e}'
+    where = 'on the device' if ok else 'by the numpy rasteriser (fallback)'
+    out(f'  drawing (ti.ui / GGUI frames): {where}: {why}')
+
+
 def main(argv=None, out=print):
     import numpy
     out(f'vkdiff doctor: {os.path.dirname(pkg_file)}')
@@ -256,6 +269,7 @@ def main(argv=None, out=print):
     check_drivers(out)
     if devices_ok and tools_ok:
         check_precision(out)
+        check_drawing(out)
     ok = devices_ok and tools_ok
     out('vkdiff doctor: ' + ('OK, kernels can compile and run' if ok else 'PROBLEMS above'))
     return 0 if ok else 1

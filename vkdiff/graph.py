@@ -2,8 +2,10 @@
 whose arguments are symbolic ``ti.graph.Arg``s (or constants); ``compile()`` gives a Graph whose
 ``run({name: value})`` launches the kernels in order with the named values bound.
 
-vkdiff runs a graph as those launches from Python (each kernel is compiled on its first launch
-as usual); Taichi's graphs exist mainly for ahead-of-time export, which vkdiff does not do.
+vkdiff runs a graph as those launches (each kernel is compiled on its first launch as usual); a
+launch whose arguments are those of the previous run replays the commands it recorded then
+(launch/replay.py: no argument binding or packing), the others launch as usual. Taichi's graphs
+exist mainly for ahead-of-time export, which vkdiff does not do.
 Textures (ArgKind.TEXTURE / RWTEXTURE) are not supported: vkdiff has no texture type.
 """
 import enum
@@ -12,6 +14,7 @@ from . import types as T
 from .errors import CompileError, TaichiRuntimeError, UnsupportedError
 from .lang.ndarray import _element_type, NdarrayType, Ndarray
 from .lang.matrix import Matrix
+from .launch.replay import GraphReplay
 
 
 class ArgKind(enum.Enum):
@@ -128,6 +131,7 @@ class GraphBuilder:
 class Graph:
     def __init__(self, dispatches):
         self.dispatches = dispatches
+        self.replay = GraphReplay()
         self.args = {}
         for _, args in dispatches:
             for a in args:
@@ -163,5 +167,6 @@ class Graph:
                 raise TaichiRuntimeError(f"Dispatch node is compiled for argument {name} with "
                                          f"dtype={a.dtype}, but got an ndarray with "
                                          f"dtype={v.dtype}{list(v.elem_shape) or ''}")
-        for kernel_fn, dargs in self.dispatches:
-            kernel_fn(*[args[a.name] if isinstance(a, Arg) else a for a in dargs])
+        self.replay.run([(kernel_fn, tuple(args[a.name] if isinstance(a, Arg) else a
+                                           for a in dargs))
+                         for kernel_fn, dargs in self.dispatches])

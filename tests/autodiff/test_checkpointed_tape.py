@@ -592,3 +592,49 @@ def test_field_a_later_segment_reads_overwritten_after_the_block_is_refused():
         ti.ad.checkpointed(step, steps=2, every=1)
         final()
     assert x.grad[0] == pytest.approx(2 * 0.25 * 0.25)
+
+
+def test_repeated_tapes_with_a_block_do_not_replay_and_keep_the_gradient():
+    """A Tape repeated with a checkpointed block in it (launch/replay.py replays repeated
+    Tapes): the block stops the replay, and every iteration's gradient is the analytic one."""
+    ti.init(arch=ti.vulkan)
+    n, T = 8, 16
+    x = ti.field(ti.f32, n, needs_grad=True)
+    a = ti.field(ti.f32, n, needs_grad=True)
+    b = ti.field(ti.f32, n, needs_grad=True)
+    loss = ti.field(ti.f32, (), needs_grad=True)
+
+    @ti.kernel
+    def init():
+        for i in x:
+            a[i] = x[i]
+
+    @ti.kernel
+    def step(src: ti.template(), dst: ti.template(), c: ti.f32):
+        for i in range(n):
+            dst[i] = ti.sin(src[i]) * c
+
+    @ti.kernel
+    def total():
+        for i in range(n):
+            loss[None] += a[i] ** 2
+
+    def one(t):
+        if t % 2 == 0:
+            step(a, b, 1.1)
+        else:
+            step(b, a, 1.1)
+
+    x0 = np.linspace(0.1, 1, n)
+    x.from_numpy(x0.astype(np.float32))
+    u, d = x0.astype(np.float32).astype(np.float64), np.ones(n)
+    for _ in range(T):
+        d, u = d * 1.1 * np.cos(u), 1.1 * np.sin(u)
+    for _ in range(3):
+        with ti.ad.Tape(loss) as tape:
+            init()
+            ti.ad.checkpointed(one, steps=T)
+            total()
+        assert not tape.replayed and 'checkpointed' in tape.replay_fallback
+        np.testing.assert_allclose(x.grad.to_numpy(), 2 * u * d, rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(loss[None], (u ** 2).sum(), rtol=1e-5)

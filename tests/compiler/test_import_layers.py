@@ -43,7 +43,7 @@ FLOORS = {
                  'frontend/struct.py', 'frontend/struct_field.py'],
     'launch': ['launch/__init__.py', 'launch/arg_binding.py', 'launch/argpack.py',
                'launch/builtin_kernels.py', 'launch/compiled.py', 'launch/kernel.py',
-               'launch/ndarray_args.py', 'launch/status.py', 'launch/timing.py'],
+               'launch/ndarray_args.py', 'launch/replay.py', 'launch/status.py', 'launch/timing.py'],
     'face': ['__init__.py', 'algorithms/', '__main__.py', '_lib/', '_logging.py', 'doctor.py', 'graph.py', 'math.py', 'sparse.py',
              'mathext.py', 'profiler.py', 'lang/api.py', 'lang/compat.py', 'lang/impl.py',
              'lang/linalg.py', 'lang/ops.py', 'lang/simt/', 'lang/types_api.py', 'lang/util.py', 'ad/',

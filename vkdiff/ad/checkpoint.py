@@ -210,6 +210,8 @@ class Checkpointed:
             for t in range(self.steps):
                 self.step(t)
             return self
+        # the block's launches and its backward's recomputation are not a replayable sequence
+        tape.stop_replay('a ti.ad.checkpointed block on the tape')
         self.before = _reads_of(tape.entries)
         rec = _Recorder(self)
         state.tape, state.launch_watch, Storage.host_watch = rec, self._watch_forward, \

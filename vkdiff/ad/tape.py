@@ -7,6 +7,7 @@ from ..errors import AutodiffArgumentError, AutodiffError, VkdiffTypeError
 from ..lang import state
 from ..launch.arg_binding import array_buffers, map_summary
 from ..launch.builtin_kernels import zero_fields
+from ..launch.replay import TapeReplay, why_not
 from ..lang.field import Field
 from .tape_view import describe, to_dot
 from ..lang.ndarray import Ndarray
@@ -42,13 +43,20 @@ class Tape:
     replay those reads): statically from the index patterns, or with `validation=True` element
     by element at run time (slower: it copies what each launch read)."""
 
-    def __init__(self, loss=None, clear_gradients=True, validation=False, grad_check=None):
+    def __init__(self, loss=None, clear_gradients=True, validation=False, grad_check=None,
+                 replay=None):
         self.loss = loss
         self.clear_gradients = clear_gradients
         self.validation = validation
         self.grad_check = grad_check
         self.entries = []   # ('kernel', kernel, args) | ('custom', func, args, kwargs) |
         #                     ('checkpoint', ad.checkpoint.Checkpointed, ())
+        # launch/replay.py: None (default) or True replays the launches of the Tape before it
+        # when they repeat; False never
+        self.replay = replay
+        self.replaying = None  # its TapeReplay while one may replay or capture
+        self.replayed = False  # every launch and adjoint was replayed
+        self.replay_fallback = None  # why not, where it did not
         if validation:
             # deferred: the tape validator (and the passes it uses) loads when a Tape validates
             from .tape_validation import ReadLog
@@ -72,6 +80,9 @@ class Tape:
             clear_all_gradients()
         if self.loss is not None:
             self.loss.fill(0)  # on the device: no host sync inside the time loop
+        self.replay_fallback = why_not(self)
+        if self.replay_fallback is None:
+            self.replaying = TapeReplay(self)
         state.tape = self
         return self
 
@@ -90,22 +101,47 @@ class Tape:
                     seen.add(id(a))
                     a.grad.fill(0)
 
+    def stop_replay(self, reason):
+        """This Tape's launches can not be replayed (launch/replay.py): plain from here on."""
+        if self.replaying is not None:
+            self.replaying.abandon(reason)
+            self.replaying = None
+
     def record_custom(self, fn, args, kwargs):
+        self.stop_replay('a custom gradient (grad_replaced) on the tape')
         self.entries.append(('custom', fn, args, kwargs))
 
     def __exit__(self, exc_type, exc, tb):
         state.tape = None
+        replay, self.replaying = self.replaying, None
         if exc_type is not None:
+            if replay is not None:
+                replay.finish(False)
             return False
+        try:
+            self._exit(replay)
+        except BaseException:
+            if replay is not None:
+                replay.finish(False)
+            raise
+        if replay is not None:
+            replay.finish(True)
+        return False
+
+    def _exit(self, replay):
+        self.replayed = replay is not None and replay.complete()
         if self.validation:
             self._reads.check()  # element by element, instead of the static index-pattern check
-        else:
+        elif not self.replayed:  # (a replay repeats a sequence that passed)
             self.check()
         if self.clear_gradients:
             self._clear_array_grads()
         if self.loss is not None:
             self.loss.grad.fill(1)
-        self.grad()
+        if replay is not None and state.fwd is None:
+            replay.grads(self.entries, self._grad_entry)
+        else:
+            self.grad()
         if self.grad_check:
             self.grad_check_error = self._grad_check()
         return False
@@ -176,18 +212,22 @@ class Tape:
 
     def _grad(self):
         for e in reversed(self.entries):
-            if e[0] == 'kernel' and state.fwd is not None:
-                _adjoint_tangent(e[1], e[2])
-            elif e[0] == 'kernel':
-                if has_adjoint(e[1].instance(e[2])[0]):  # (else it has nothing to propagate)
-                    e[1].grad(*e[2])
-            elif e[0] == 'checkpoint':
-                e[1].backward()  # ti.ad.checkpointed: recomputes its segments (ad/checkpoint.py)
-            else:
-                fn, args, kwargs = e[1], e[2], e[3]
-                if fn.grad is None:
-                    raise AutodiffError(f'{fn.__name__} is grad_replaced but has no grad_for function')
-                fn.grad(*args, **kwargs)
+            self._grad_entry(e)
+
+    @staticmethod
+    def _grad_entry(e):
+        if e[0] == 'kernel' and state.fwd is not None:
+            _adjoint_tangent(e[1], e[2])
+        elif e[0] == 'kernel':
+            if has_adjoint(e[1].instance(e[2])[0]):  # (else it has nothing to propagate)
+                e[1].grad(*e[2])
+        elif e[0] == 'checkpoint':
+            e[1].backward()  # ti.ad.checkpointed: recomputes its segments (ad/checkpoint.py)
+        else:
+            fn, args, kwargs = e[1], e[2], e[3]
+            if fn.grad is None:
+                raise AutodiffError(f'{fn.__name__} is grad_replaced but has no grad_for function')
+            fn.grad(*args, **kwargs)
 
 
 def _adjoint_tangent(kernel, args):

@@ -271,6 +271,12 @@ class TaskList:
         rt.note_launch(self.name, self.fresh)
         if push is None:
             push = self.pack(args)
+        if rt.capture is not None:  # a Tape is captured for replay (launch/replay.py)
+            arrays = getattr(args, 'arrays', None)
+            live = 'host array arguments' if arrays and any(a.array is None for a in arrays) \
+                else self.live_reason()
+            if live is not None:
+                rt.capture_live = live
         single = False  # the last reduction ran as one workgroup (and applied its sum itself)
         arrays = getattr(args, 'arrays', None)
         if arrays:
@@ -306,6 +312,21 @@ class TaskList:
             rt.flush()  # a check that failed raises here; launch/status.py prints records
         if self.ret_field is not None:
             return self.ret_field[None]
+        return None
+
+    def live_reason(self):
+        """Why a replay (launch/replay.py) must launch these tasks live rather than record
+        their captured commands again, or None: what they record depends on more than the
+        arguments, or the launch does host work besides recording."""
+        if self.push.spill is not None:
+            return 'arguments spilled to a buffer'
+        if self.debug_sync or self.prints or self.ret_field is not None:
+            return 'a kernel that prints, checks or returns a value'
+        if self.overflow_flags:
+            return 'run-time sized adjoint storage'
+        if any(ct.total is not None and ct.fixed is None and ct.by_args is None and
+               not ct.finishing for ct in self.ctasks):
+            return 'a trip count read from fields'
         return None
 
     def ir(self, after=None):

@@ -322,9 +322,16 @@ class Kernel:
     @state.synchronized
     def __call__(self, *args, **kwargs):
         args = _bind(self.sig, args, kwargs)
-        inst, rargs = self.instance(args)
         tape = state.tape
-        if state.launch_watch is not None:
+        replay = start = None
+        if tape is not None and state.launch_watch is None:
+            replay = tape.replaying  # launch/replay.py: a captured Tape repeats
+            if replay is not None:
+                if replay.call(self, args):
+                    return None
+                start = replay.begin()
+        inst, rargs = self.instance(args)
+        if state.launch_watch is not None:  # ti.ad.checkpointed's recorder (ad/checkpoint.py)
             state.launch_watch(self, inst, rargs)
         t0 = timing.begin()
         if state.fwd is not None:  # inside a Tape too: the tangent kernel computes the primal
@@ -334,6 +341,8 @@ class Kernel:
         timing.end(self.fn.__name__, t0)
         if tape is not None:
             tape.record(self, args)
+            if start is not None:
+                replay.captured_call(self, args, start)
         return result
 
     def __get__(self, obj, objtype=None):

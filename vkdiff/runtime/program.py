@@ -171,6 +171,11 @@ class Runtime:
         self.can_indirect = hasattr(self.batch, 'dispatch_indirect')
         self.status_checks = []  # (Storage, check()): device status read back at every sync
         self.prewarming = None  # does prewarm() help here? (decided at its first call)
+        # launch/replay.py: while a Tape is captured, every dispatch recorded is appended here
+        # (kind, pipeline, workgroups or geometry, push, reads, writes); a launch that must run
+        # live in a replay sets capture_live to the reason
+        self.capture = None
+        self.capture_live = None
 
     # -------------------------------------------------------------- recording
     def _hazard(self, reads, writes):
@@ -203,6 +208,8 @@ class Runtime:
         """Record one compute dispatch; `reads`/`writes` are Storages."""
         self._record(reads, writes)
         self.batch.dispatch(algo, groups, push)
+        if self.capture is not None:
+            self.capture.append(('d', algo, groups, push, reads, writes))
         self._recorded()
 
     def dispatch_indirect(self, algo, geometry, push, reads, writes):
@@ -211,6 +218,8 @@ class Runtime:
         write before it gets a barrier; the native op adds the indirect-read barrier."""
         self._record(list(reads) + [geometry], writes)
         self.batch.dispatch_indirect(algo, geometry.buf, push)
+        if self.capture is not None:
+            self.capture.append(('i', algo, geometry, push, reads, writes))
         self._recorded()
 
     def _record(self, reads, writes):

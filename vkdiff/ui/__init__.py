@@ -1,11 +1,12 @@
-"""``vkdiff.ui`` (``ti.ui``): Taichi 1.7.4's GGUI on a CPU rasteriser.
+"""``vkdiff.ui`` (``ti.ui``): Taichi 1.7.4's GGUI, drawn on the Vulkan device.
 
 ``ti.ui.Window`` (:mod:`.window`) with its ``Canvas`` (2D: :mod:`.canvas`), ``Scene`` (3D:
 :mod:`.scene`, rendered by :mod:`.render3d`), ``Gui`` widgets (:mod:`.imgui`), ``Camera``
 (:mod:`.camera`), and the key constants (:mod:`.constants`).  Stages: inputs are read into
-numpy at call time (:mod:`.sources`), a frame's commands are rasterised with numpy
-(:mod:`.raster`), and shown in a GLFW window through :mod:`vkdiff.gui.window` or kept
-off-screen.  Nothing here runs on the Vulkan device; the package imports no compiler code.
+numpy at call time (:mod:`.sources`) or staged on the device (:mod:`.devdraw`), a frame's
+commands are rasterised by compute kernels (:mod:`.devkernels`) or, as the fallback and for
+the kinds not done on the device, with numpy (:mod:`.raster`), and shown in a GLFW window
+through :mod:`vkdiff.gui.window` or kept off-screen.
 ``ti.ui.GUI`` is vkdiff's ``ti.GUI``, as in Taichi.
 """
 
@@ -24,7 +25,8 @@ def make_camera():
 
 
 def check_ggui_availability():
-    """GGUI is always available in vkdiff (a CPU rasteriser; windows need GLFW and a display)."""
+    """GGUI is always available in vkdiff (device or numpy rasteriser; windows need GLFW and a
+    display)."""
     return None
 
 

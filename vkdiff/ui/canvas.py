@@ -18,12 +18,18 @@ shaders (python/taichi/shaders/*.vert, *lines2quad*.comp):
 
 import numpy as np
 
-from . import raster, sources
+from . import devdraw, raster, sources
 from .scene import Scene
 
 
 class Frame:
-    """The draw commands of one frame and the buffers they are rasterised into."""
+    """The draw commands of one frame and the buffers they are rasterised into.
+
+    A command is a pair (host, device): ``host(frame)`` draws into the numpy buffers
+    (``rgb``, ``depth``, ``alpha``), ``device(frame)`` into ``frame.dev`` (a
+    :class:`vkdiff.ui.devdraw.DeviceFrame`, present when frames are drawn on the device).
+    Composing runs them in call order; the image moves between host and device only where a
+    command of the other kind follows (or when it is read back)."""
 
     def __init__(self, width, height):
         self.width, self.height = int(width), int(height)
@@ -33,42 +39,107 @@ class Frame:
         self.rgb = None
         self.depth = None
         self.alpha = None
+        self._where = None  # None: not composed; "host" / "dev": where the image is
+        self._dev = False  # not decided yet
 
-    def add(self, command):
-        self.commands.append(command)
-        self.rgb = None
+    @property
+    def dev(self):
+        """The DeviceFrame when frames are drawn on the device (devdraw.available()), else None."""
+        if self._dev is False:
+            ok, _ = devdraw.available()
+            self._dev = devdraw.DeviceFrame(self.width, self.height) if ok else None
+        return self._dev
 
-    def add_3d(self, item):
-        """A 3D item (item(frame, view)); drawn with the view of the last set_view()."""
+    def add(self, command, device=None):
+        self.commands.append((command, device))
+        self._where = None
+
+    def add_3d(self, item, device_item=None):
+        """A 3D item (item(frame, view), or device_item(frame, view) drawing into frame.dev);
+        drawn with the view of the last set_view()."""
         holder = [None]
         self.views3d.append(holder)
 
         def command(frame):
             if holder[0] is not None:
                 item(frame, holder[0])
-        self.add(command)
+
+        def device(frame):
+            if holder[0] is not None:
+                device_item(frame, holder[0])
+        self.add(command if item is not None else None,
+                 device if device_item is not None else None)
 
     def set_view(self, view):
         for holder in self.views3d:
             holder[0] = view
-        self.rgb = None
+        self._where = None
 
-    def compose(self):
-        """Rasterise the commands (once per set of commands); returns (rgb, depth)."""
-        if self.rgb is None:
+    def invalidate(self):
+        self._where = None
+
+    def _to_host(self):
+        if self._where == "dev":
+            self.rgb, self.depth, self.alpha = self.dev.download()
+        elif self._where is None:
             self.rgb = np.empty((self.height, self.width, 3), np.float32)
             self.rgb[:] = self.background
             self.depth = np.zeros((self.height, self.width), np.float32)
             self.alpha = np.ones((self.height, self.width), np.float32)
-            for command in self.commands:
-                command(self)
+        self._where = "host"
+
+    def _to_device(self):
+        if self._where == "host":
+            self.dev.upload(self.rgb, self.depth, self.alpha)
+        elif self._where is None:
+            self.dev.clear(self.background)
+        self._where = "dev"
+
+    def _run(self):
+        """Rasterise the commands (once per set of commands)."""
+        if self._where is not None:
+            return
+        self.rgb = self.depth = self.alpha = None
+        for host, device in self.commands:
+            if device is not None:
+                self._to_device()
+                device(self)
+            else:
+                self._to_host()
+                host(self)
+        if self._where is None:
+            if self.dev is not None:
+                self._to_device()
+            else:
+                self._to_host()
+
+    def compose(self):
+        """The frame as numpy buffers; returns (rgb, depth) (``alpha`` is set too)."""
+        self._run()
+        if self._where == "dev" and self.rgb is None:
+            self.rgb, self.depth, self.alpha = self.dev.download()
         return self.rgb, self.depth
+
+    def rgba8(self):
+        """(height, width, 4) uint8, rows bottom-up, rounded as a UNORM8 attachment stores."""
+        self._run()
+        if self._where == "dev":
+            return self.dev.rgba8()
+        return raster.to_rgba8(self.rgb, self.alpha)
+
+    def depth_image(self):
+        self._run()
+        if self._where == "dev":
+            return self.dev.depth()
+        return self.depth
 
     def next_frame(self):
         """Drop this frame's commands (the background colour stays)."""
         self.commands = []
         self.views3d = []
-        self.rgb = None
+        self._where = None
+        if self._dev:
+            self._dev.release()
 
 
 # ------------------------------------------------------------------ 2D rasterisation
@@ -151,14 +222,41 @@ class Canvas:
     def set_background_color(self, color):
         """RGB triple in [0, 1]; used for every later frame."""
         self._frame.background = sources.color3(color)
-        self._frame.rgb = None
+        self._frame.invalidate()
 
     def set_image(self, img):
+        frame = self._frame
+        dev = frame.dev
+        size = (frame.width, frame.height)
+        if dev is not None:
+            staged = devdraw.stage_image(dev, img, size)
+            if staged is not None:
+                frame.add(None, lambda f: devdraw.draw_image(f.dev, staged))
+                return
         rgba = sources.image_rgba8(img)
+        if dev is not None and rgba.shape[:2] == size:
+            packed = dev.scratch(devdraw.T.i32, size)
+            packed.from_numpy(np.ascontiguousarray(rgba).view(np.int32)[:, :, 0])
+            frame.add(None, lambda f: devdraw.draw_image(f.dev, packed))
+            return
         self._frame.add(lambda f: draw_image(f, rgba))
 
     def circles(self, centers, radius, color=(0.5, 0.5, 0.5), per_vertex_color=None,
                 per_vertex_radius=None):
+        dev = self._frame.dev
+        if dev is not None:
+            h = self._frame.height
+            if dev.count(centers, "centers") == 0:
+                return
+            cen = dev.stage_points(centers, 2)
+            n = cen.shape[0]
+            radii = None
+            if per_vertex_radius is not None:
+                radii = dev.stage_scalars(per_vertex_radius, n, "per_vertex_radius")
+            r0 = sources.number(radius, "radius") * h
+            cols = dev.stage_colors(color, per_vertex_color, n)
+            self._frame.add(None, lambda f: devdraw.draw_circles(f.dev, cen, radii, r0, cols))
+            return
         c = sources.points(centers, 2, "centers")
         n = c.shape[0]
         cols = np.ascontiguousarray(sources.vertex_colors(color, per_vertex_color, n))
@@ -171,6 +269,17 @@ class Canvas:
         self._frame.add(lambda f: draw_circles(f, c, r, cols))
 
     def triangles(self, vertices, color=(0.5, 0.5, 0.5), indices=None, per_vertex_color=None):
+        dev = self._frame.dev
+        if dev is not None:
+            n = dev.count(vertices, "vertices")
+            if n == 0:
+                return
+            pos = dev.stage_points(vertices, 2, "vertices")
+            cols = dev.stage_colors(color, per_vertex_color, n)
+            idx, cnt = (None, n) if indices is None else dev.stage_indices(indices, n)
+            self._frame.add(None, lambda f: devdraw.draw_triangles_2d(f.dev, pos, idx, cnt // 3,
+                                                                      cols))
+            return
         v = sources.points(vertices, 2, "vertices")
         cols = sources.vertex_colors(color, per_vertex_color, v.shape[0])
         idx = (sources.indices(indices, v.shape[0], 3) if indices is not None
@@ -180,6 +289,18 @@ class Canvas:
         self._frame.add(lambda f: draw_triangles(f, verts, tcols))
 
     def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None):
+        dev = self._frame.dev
+        if dev is not None:
+            n = dev.count(vertices, "vertices")
+            w = sources.number(width, "width")
+            if n == 0:
+                return
+            pos = dev.stage_points(vertices, 2, "vertices")
+            cols = dev.stage_colors(color, per_vertex_color, n)
+            idx, cnt = (None, n) if indices is None else dev.stage_indices(indices, n)
+            self._frame.add(None, lambda f: devdraw.draw_lines_2d(f.dev, pos, idx, cnt // 2, w,
+                                                                  cols))
+            return
         v = sources.points(vertices, 2, "vertices").astype(np.float64)
         cols = sources.vertex_colors(color, per_vertex_color, v.shape[0])
         # GGUI's lines2quad stage keeps vertex colours as 8-bit values: round before

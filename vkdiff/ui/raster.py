@@ -1,4 +1,5 @@
-"""``vkdiff.ui`` rasterisation stage: primitives -> fragments, fragments -> frame.
+"""``vkdiff.ui`` rasterisation stage (the numpy fallback of :mod:`vkdiff.ui.devkernels`): primitives
+-> fragments, fragments -> frame.
 
 The frame is a float32 ``(height, width, 3)`` colour buffer plus a float32 ``(height, width)``
 depth buffer, row 0 at the *bottom* (Taichi's canvas has its origin bottom-left).  Pixel

@@ -13,7 +13,7 @@ the face normal ``(a - b) x (a - c)``, averaged over the faces of a vertex for i
 
 import numpy as np
 
-from . import render3d, sources
+from . import devdraw, render3d, sources
 from .camera import Camera
 
 
@@ -66,6 +66,21 @@ class Scene:
     # ------------------------------------------------------------------ renderables
     def particles(self, centers, radius, color=(0.5, 0.5, 0.5), per_vertex_color=None,
                   per_vertex_radius=None, index_offset=0, index_count=None):
+        dev = self._frame.dev if self._frame is not None else None
+        if dev is not None:
+            n = dev.count(centers, "centers")
+            lo, cnt = _range(n, index_offset, index_count)
+            if cnt == 0:
+                return
+            cen = dev.stage_points(centers, 3, lo=lo, count=cnt)
+            radii = None
+            if per_vertex_radius is not None:
+                radii = dev.stage_scalars(per_vertex_radius, cnt, "per_vertex_radius", lo=lo)
+            r0 = sources.number(radius, "radius")
+            cols = dev.stage_colors(color, per_vertex_color, cnt, lo, rgba=True)
+            self._frame.add_3d(None, lambda f, v: devdraw.draw_particles_item(f, v, cen, radii,
+                                                                              r0, cols))
+            return
         c = sources.points(centers, 3, "centers").astype(np.float64)
         n = c.shape[0]
         cols = sources.vertex_rgba(color, per_vertex_color, n)
@@ -96,9 +111,48 @@ class Scene:
                 raise sources.VkdiffValueError("ti.ui: mesh indices plus vertex_offset exceed the vertices")
         return pos, nrm, cols, tri.reshape(-1, 3)
 
+    def _device_mesh(self, vertices, indices, normals, color, per_vertex_color, two_sided,
+                     vertex_offset, vertex_count, index_offset, index_count):
+        """The mesh staged on the device (devdraw.Mesh), or None: drawn by numpy (RGBA
+        colours blend in call order there) or nothing to draw (False)."""
+        dev = self._frame.dev if self._frame is not None else None
+        if dev is None or sources.has_alpha(per_vertex_color):
+            return None
+        n = dev.count(vertices, "vertices")
+        if n == 0:
+            return False
+        pos = dev.stage_points(vertices, 3, "vertices")
+        if indices is None:
+            lo, cnt = _range(n, vertex_offset, vertex_count)
+            cnt -= cnt % 3
+            idx = None
+            if lo:
+                idx = dev.scratch(devdraw.T.i32, (max(cnt, 1),))
+                if cnt:
+                    idx.from_numpy(np.arange(lo, lo + cnt, dtype=np.int32))
+            full, nfull = None, n - n % 3
+        else:
+            full, nfull = dev.stage_indices(indices, n)
+            lo, cnt = _range(nfull, index_offset, index_count)
+            cnt -= cnt % 3
+            idx, cnt = dev.stage_indices(indices, n, lo, cnt, int(vertex_offset))
+            nfull -= nfull % 3
+        if normals is None:
+            nrm = devdraw.gen_normals(dev, pos, full, nfull // 3)
+        else:
+            nrm = dev.stage_points(normals, 3, "normals")
+        cols = dev.stage_colors(color, per_vertex_color, n)
+        return devdraw.Mesh(dev, pos, nrm, cols, idx, cnt // 3, 0, two_sided)
+
     def mesh(self, vertices, indices=None, normals=None, color=(0.5, 0.5, 0.5),
              per_vertex_color=None, two_sided=False, vertex_offset=0, vertex_count=None,
              index_offset=0, index_count=None, show_wireframe=False):
+        m = self._device_mesh(vertices, indices, normals, color, per_vertex_color, two_sided,
+                              vertex_offset, vertex_count, index_offset, index_count)
+        if m is not None:
+            if m:
+                self._frame.add_3d(None, lambda f, v: devdraw.draw_mesh(f.dev, v, m))
+            return
         pos, nrm, cols, tri = self._mesh_data(vertices, indices, normals, color, per_vertex_color,
                                               vertex_offset, vertex_count, index_offset,
                                               index_count)
@@ -109,24 +163,36 @@ class Scene:
                       per_vertex_color=None, two_sided=False, transforms=None, instance_offset=0,
                       instance_count=None, vertex_offset=0, vertex_count=None, index_offset=0,
                       index_count=None, show_wireframe=False):
+        m = self._device_mesh(vertices, indices, normals, color, per_vertex_color, two_sided,
+                              vertex_offset, vertex_count, index_offset, index_count)
+        if m is not None:
+            if m:
+                for model in self._models(transforms, instance_offset, instance_count):
+                    self._frame.add_3d(None, lambda f, v, model=model:
+                                       devdraw.draw_mesh(f.dev, v, m, model))
+            return
         pos, nrm, cols, tri = self._mesh_data(vertices, indices, normals, color, per_vertex_color,
                                               vertex_offset, vertex_count, index_offset,
                                               index_count)
         two = bool(two_sided)
-        if transforms is None:
-            models = [None]
-        else:
-            m = sources.as_array(transforms, "transforms").astype(np.float64)
-            if m.shape[-2:] != (4, 4):
-                raise sources.VkdiffValueError("Error! Transform matrix must be 4x4 shape")
-            m = m.reshape(-1, 4, 4)
-            lo, cnt = _range(m.shape[0], instance_offset, instance_count)
-            models = list(m[lo:lo + cnt])
+        models = self._models(transforms, instance_offset, instance_count)
 
         def draw(f, v):
             for model in models:
                 render3d.draw_mesh(f, v, pos, nrm, cols, tri, two, model)
         self._queue(draw)
+
+    @staticmethod
+    def _models(transforms, instance_offset, instance_count):
+        """The model matrices of mesh_instance (read on the host: a few 4x4 matrices)."""
+        if transforms is None:
+            return [None]
+        m = sources.as_array(transforms, "transforms").astype(np.float64)
+        if m.shape[-2:] != (4, 4):
+            raise sources.VkdiffValueError("Error! Transform matrix must be 4x4 shape")
+        m = m.reshape(-1, 4, 4)
+        lo, cnt = _range(m.shape[0], instance_offset, instance_count)
+        return list(m[lo:lo + cnt])
 
     def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None,
               vertex_offset=0, vertex_count=None, index_offset=0, index_count=None):

@@ -75,6 +75,17 @@ def vertex_rgba(color, per_vertex_color, n):
     return np.concatenate([rgb, np.ones((n, 1))], axis=1)
 
 
+def has_alpha(per_vertex_color):
+    """Whether per-vertex colours have a 4th (alpha) component (without reading them)."""
+    x = per_vertex_color
+    if x is None:
+        return False
+    es = getattr(x, "elem_shape", None)
+    if es is not None and hasattr(x, "to_numpy"):
+        return tuple(es) == (4,)
+    return np.shape(x)[-1:] == (4,)
+
+
 def vertex_colors(color, per_vertex_color, n):
     """(n, 3) colours: per-vertex ones when given, else the one colour for all."""
     if per_vertex_color is not None:

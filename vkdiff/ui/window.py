@@ -1,7 +1,7 @@
 """``vkdiff.ui.Window``: Taichi 1.7.4's GGUI window (python/taichi/ui/window.py) on vkdiff.
 
 A window owns one frame (:class:`vkdiff.ui.canvas.Frame`): canvas and scene calls queue draw
-commands, and the frame is rasterised on the CPU when it is needed.  ``show()`` presents it
+commands, and the frame is rasterised (on the device, or by numpy) when it is needed.  ``show()`` presents it
 -- in a GLFW window through vkdiff's ``ti.GUI`` window code (:mod:`vkdiff.gui.window`), or
 nowhere when the window is off-screen -- and starts the next frame.  Off-screen means
 ``show_window=False``, ``TI_GUI_SHOW=0`` in the environment, or no display (a warning says
@@ -226,8 +226,13 @@ class Window:
         if self._max_frames is not None and self._frames >= self._max_frames:
             raise SystemExit(0)
         if self._glfw is not None:
-            rgb, _ = self._compose(gui=True)
-            self._glfw.present(raster.to_rgba8(rgb))
+            if self._gui._panels:
+                rgb, _ = self._compose(gui=True)
+                rgba = raster.to_rgba8(rgb)
+            else:
+                rgba = self._frame.rgba8().copy()
+                rgba[:, :, 3] = 255
+            self._glfw.present(rgba)
             self._glfw.poll()
             self._pace()
         self._next_frame()
@@ -247,15 +252,13 @@ class Window:
 
     def get_image_buffer_as_numpy(self):
         """The frame as (width, height, 4) float32 in [0, 1], indexed [x, y] with y up."""
-        rgb, _ = self._compose()
-        img = raster.to_rgba8(rgb, self._frame.alpha).transpose(1, 0, 2).astype(np.float32) / np.float32(255)
+        img = self._frame.rgba8().transpose(1, 0, 2).astype(np.float32) / np.float32(255)
         self._after_readback()
         return img
 
     def get_depth_buffer_as_numpy(self):
         """Depth as (width, height) float32: 1 at the camera's near plane, 0 far / empty."""
-        _, depth = self._compose()
-        out = np.ascontiguousarray(depth.T)
+        out = np.ascontiguousarray(self._frame.depth_image().T)
         self._after_readback()
         return out
 
@@ -267,8 +270,7 @@ class Window:
 
     def save_image(self, filename):
         """Write the frame to an image file (PNG: RGBA, as Taichi; others RGB through pillow)."""
-        rgb, _ = self._compose()
-        rgba = raster.to_rgba8(rgb, self._frame.alpha)[::-1].copy()
+        rgba = self._frame.rgba8()[::-1].copy()
         if os.fspath(filename).lower().endswith(".png"):
             write_png(filename, rgba)  # RGBA, as Taichi's
         else:
