@@ -16,6 +16,7 @@ from .runtime import devices
 from .codegen import tools
 from .codegen.cache import SUFFIX
 from . import __file__ as pkg_file
+from .ui import devdraw  # (importing it opens no device; its probe does, below)
 
 INSTALL = {
     'vulkan': {
@@ -247,7 +248,6 @@ def check_precision(out):
 def check_drawing(out):
     """The "drawing" section: whether ti.ui frames are drawn on the device or by the numpy
     rasteriser, and why (vkdiff/ui/devdraw.py's probe)."""
-    from .ui import devdraw  # noqa: PLC0415  (opens the device: only when the doctor runs)
     try:
         ok, why = devdraw.available()
     except Exception as e:  # noqa: BLE001  (a report, not a failure of the doctor)

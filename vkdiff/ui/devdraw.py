@@ -26,6 +26,7 @@ from ..lang.ndarray import Ndarray, ndarray
 from . import devkernels as K
 from . import devtriangles as KT
 from . import sources
+from .render3d import draw_particles as host_draw
 
 _choice = {}  # state.generation -> (on device?, reason)
 
@@ -282,7 +283,6 @@ def draw_particles_item(frame, view, cen, radii, r0, colors):
     after particle -- by the numpy rasteriser from the staged arrays."""
     f = frame.dev
     if not opaque(f, colors[0]):
-        from .render3d import draw_particles as host_draw  # noqa: PLC0415 (same floor)
         frame._to_host()
         c = cen.to_numpy().astype(np.float64)
         r = (radii.to_numpy().astype(np.float64) if radii is not None
