@@ -115,3 +115,33 @@ def test_checkpointed_step_that_sorts_keys_in_place():
     assert got_loss == want_loss
     assert np.abs(want).max() > 0
     np.testing.assert_array_equal(got, want)
+
+
+def test_sorting_or_scanning_fields_with_gradients_inside_a_tape_is_refused():
+    """The algorithms' scratch fields have no gradients, so a sort or scan of a field that has
+    one would cut its gradient (zero after the Tape, silently): refused with a clear error, the
+    data untouched."""
+    n = 20
+    keys = ti.field(ti.i32, shape=n)
+    vals = ti.field(ti.f32, shape=n, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    keys.from_numpy(np.arange(n, dtype=np.int32)[::-1].copy())
+    vals.from_numpy(np.arange(n, dtype=np.float32))
+
+    @ti.kernel
+    def lk():
+        for i in range(n):
+            loss[None] += vals[i] * i
+
+    with pytest.raises(ti.errors.AutodiffError, match='parallel_sort'):
+        with ti.ad.Tape(loss):
+            ti.algorithms.parallel_sort(keys, vals)
+            lk()
+    with pytest.raises(ti.errors.AutodiffError, match='PrefixSumExecutor'):
+        with ti.ad.Tape(loss):
+            ti.algorithms.PrefixSumExecutor(n).run(vals)
+            lk()
+    np.testing.assert_array_equal(vals.to_numpy(), np.arange(n, dtype=np.float32))
+    np.testing.assert_array_equal(keys.to_numpy(), np.arange(n)[::-1])
+    ti.algorithms.parallel_sort(keys, vals)  # outside a Tape: sorted as usual
+    np.testing.assert_array_equal(vals.to_numpy(), np.arange(n, dtype=np.float32)[::-1])
