@@ -19,6 +19,7 @@ from .lang.field import (field, Field, ScalarField, MatrixField, SNode, axes, i,
                          il, jk, jl, kl, ijk, ijl, ikl, jkl, ijkl)
 from .lang.matrix import Matrix, Vector
 from .lang.ndarray import ndarray, Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray
+from .lang.texture import Format, Texture
 from .frontend.struct import Struct, dataclass
 from .frontend.struct_field import StructField
 from .launch.argpack import ArgPack
@@ -54,6 +55,7 @@ from . import math
 # `ti.types`: the dtypes plus vector/matrix/struct/ndarray/template (replaces the vkdiff.types
 # module as the package attribute; CORE modules reading it get the same dtype objects)
 from .lang import types_api as types
+from .lang.quant import BitpackedFields  # ti.BitpackedFields: quantized members in one word
 from .ad import Tape
 
 from .gui import GUI

@@ -15,6 +15,7 @@ from . import drivers, precision
 from .runtime import devices
 from .codegen import tools
 from .codegen.cache import SUFFIX
+from .ui import devdraw  # (its probe opens the device only when check_drawing runs)
 from . import __file__ as pkg_file
 from .ui import devdraw  # (importing it opens no device; its probe does, below)
 

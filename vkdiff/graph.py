@@ -6,13 +6,16 @@ vkdiff runs a graph as those launches (each kernel is compiled on its first laun
 launch whose arguments are those of the previous run replays the commands it recorded then
 (launch/replay.py: no argument binding or packing), the others launch as usual. Taichi's graphs
 exist mainly for ahead-of-time export, which vkdiff does not do.
-Textures (ArgKind.TEXTURE / RWTEXTURE) are not supported: vkdiff has no texture type.
+Texture arguments (ArgKind.TEXTURE with ndim, ArgKind.RWTEXTURE with ndim and fmt) take a
+ti.Texture at run(); its dimensions and format are checked there (lang/texture.py).
 """
 import enum
+import warnings
 
 from . import types as T
-from .errors import CompileError, TaichiRuntimeError, UnsupportedError
+from .errors import CompileError, TaichiRuntimeError
 from .lang.ndarray import _element_type, NdarrayType, Ndarray
+from .lang.texture import Texture, format_info
 from .lang.matrix import Matrix
 from .launch.replay import GraphReplay
 
@@ -35,16 +38,46 @@ class Arg:
         if not isinstance(name, str):
             raise TaichiRuntimeError(f"name must be a string, but found {type(name)}.")
         if tag in (ArgKind.TEXTURE, ArgKind.RWTEXTURE):
-            raise UnsupportedError(f"graph argument {name!r}: textures are not supported by "
-                                   f"vkdiff")
+            _texture_kwargs(tag, dtype, fmt, kwargs)
+            dtype = None
+        elif fmt is not None:
+            raise TaichiRuntimeError(f"Invalid argument: fmt, only texture graph arguments take "
+                                     f"a format")
         if kwargs:
             raise TaichiRuntimeError(f"Invalid argument: {', '.join(kwargs)}, you can only create "
                                      f"a graph argument with: tag, name, dtype, ndim")
-        self.tag, self.name, self.dtype = tag, name, dtype
+        self.tag, self.name, self.dtype, self.fmt = tag, name, dtype, fmt
         self.ndim = ndim if ndim is not None else field_dim
 
     def __repr__(self):
         return f'ti.graph.Arg({self.tag.name}, {self.name!r})'
+
+
+def _texture_kwargs(tag, dtype, fmt, kwargs):
+    """Taichi 1.7's checks of a texture Arg's arguments (the ones removed in 1.7.0 are errors)."""
+    if dtype is not None:
+        warnings.warn("The dtype argument for texture will be deprecated in v1.6.0, use format "
+                      "instead.", DeprecationWarning)
+    if 'shape' in kwargs:
+        raise TaichiRuntimeError("The shape argument for texture is deprecated in v1.6.0, and it "
+                                 "is removed in v1.7.0. Please use ndim instead. (Note that you no "
+                                 "longer need the exact texture size.)")
+    if 'channel_format' in kwargs or 'num_channels' in kwargs:
+        if fmt is not None:
+            raise TaichiRuntimeError("channel_format and num_channels are deprecated, please do "
+                                     "not specify channel_format/num_channels and fmt at the same "
+                                     "time.")
+        if tag is ArgKind.RWTEXTURE:
+            raise TaichiRuntimeError("The channel_format and num_channels arguments for texture "
+                                     "are deprecated in v1.6.0, and they are removed in v1.7.0. "
+                                     "Please use fmt instead.")
+        raise TaichiRuntimeError("The channel_format and num_channels arguments are no longer "
+                                 "required for non-RW textures since v1.6.0, and they are removed "
+                                 "in v1.7.0. Please remove them.")
+    if tag is ArgKind.RWTEXTURE:
+        if fmt is None:
+            raise TaichiRuntimeError("fmt is required for a RWTEXTURE graph argument")
+        format_info(fmt)
 
 
 def _elem(dtype):
@@ -151,10 +184,20 @@ class Graph:
             v = args[name]
             ok = {ArgKind.NDARRAY: isinstance(v, Ndarray),
                   ArgKind.SCALAR: isinstance(v, (int, float)) and not isinstance(v, bool),
-                  ArgKind.MATRIX: isinstance(v, Matrix)}[a.tag]
+                  ArgKind.MATRIX: isinstance(v, Matrix),
+                  ArgKind.TEXTURE: isinstance(v, Texture),
+                  ArgKind.RWTEXTURE: isinstance(v, Texture)}[a.tag]
             if not ok:
                 raise TaichiRuntimeError(f"graph argument {name!r} ({a.tag.name}): got "
                                          f"{type(v).__name__}")
+            if a.tag in (ArgKind.TEXTURE, ArgKind.RWTEXTURE):
+                if a.ndim is not None and v.num_dims != a.ndim:
+                    raise TaichiRuntimeError(f"Dispatch node is compiled for argument {name} with "
+                                             f"ndim={a.ndim}, but got a texture with "
+                                             f"ndim={v.num_dims}")
+                if a.fmt is not None and v.fmt is not a.fmt:
+                    raise TaichiRuntimeError(f"Dispatch node is compiled for argument {name} with "
+                                             f"fmt={a.fmt}, but got a texture with fmt={v.fmt}")
             if a.tag is not ArgKind.NDARRAY:
                 continue
             if a.ndim is not None and len(v.shape) != a.ndim:

@@ -45,8 +45,8 @@ def test_graph_runs_dispatches_in_order():
         g.run({'x': ti.ndarray(ti.f32, shape=5), 's': 1.0, 'm': m})
     with pytest.raises(RuntimeError, match='tag'):
         ti.graph.Arg('ndarray', 'x')
-    with pytest.raises(NotImplementedError, match='texture'):
-        ti.graph.Arg(ti.graph.ArgKind.TEXTURE, 't')
+    with pytest.raises(RuntimeError, match='fmt is required'):  # textures: tests/lang/test_texture.py
+        ti.graph.Arg(ti.graph.ArgKind.RWTEXTURE, 't', ndim=2)
 
 
 def test_graph_args_checked_against_kernels_at_dispatch():

@@ -9,6 +9,7 @@ from ..launch.arg_binding import array_buffers, map_summary
 from ..launch.builtin_kernels import zero_fields
 from ..launch.replay import TapeReplay, why_not
 from ..lang.field import Field
+from .tape_undo import UndoLog
 from .tape_view import describe, to_dot
 from ..lang.ndarray import Ndarray
 
@@ -44,7 +45,7 @@ class Tape:
     by element at run time (slower: it copies what each launch read)."""
 
     def __init__(self, loss=None, clear_gradients=True, validation=False, grad_check=None,
-                 replay=None):
+                 replay=None, undo=False):
         self.loss = loss
         self.clear_gradients = clear_gradients
         self.validation = validation
@@ -57,6 +58,8 @@ class Tape:
         self.replaying = None  # its TapeReplay while one may replay or capture
         self.replayed = False  # every launch and adjoint was replayed
         self.replay_fallback = None  # why not, where it did not
+        self.undo = UndoLog(undo and not validation)   # ad/tape_undo.py: frames of launches that overwrite earlier reads
+        self.undo_bytes = 0     # the peak bytes they held, after the Tape's exit
         if validation:
             # deferred: the tape validator (and the passes it uses) loads when a Tape validates
             from .tape_validation import ReadLog
@@ -85,6 +88,10 @@ class Tape:
             self.replaying = TapeReplay(self)
         state.tape = self
         return self
+
+    def before_launch(self, kernel, inst, rargs):
+        if self.undo.enabled:  # (validation=True checks element by element and refuses)
+            self.undo.before_launch(len(self.entries), inst, rargs)
 
     def record(self, kernel, args):
         self.entries.append(('kernel', kernel, args))
@@ -176,7 +183,9 @@ class Tape:
     def check(self):
         """The static global-data-access check of the recorded launches (validation=True
         checks fields and ndarrays element by element instead)."""
-        kernels = [(e[1], *e[1].instance(e[2])) for e in self.entries if e[0] == 'kernel']
+        idx = [i for i, e in enumerate(self.entries) if e[0] == 'kernel']
+        kernels = [(self.entries[i][1], *self.entries[i][1].instance(self.entries[i][2]))
+                   for i in idx]
         # ndarray parameters: the arrays bound at each launch (one Buffer per array)
         subst = [array_buffers(inst, rargs) for _, inst, rargs in kernels]
         # an optimisation loop records the same launches every iteration: a sequence of the
@@ -185,7 +194,8 @@ class Tape:
         if not any(subst):
             try:
                 key = (state.generation,
-                       tuple((id(inst), tuple(rargs)) for _, inst, rargs in kernels))
+                       tuple((id(inst), tuple(rargs)) for _, inst, rargs in kernels),
+                       tuple(sorted(self.undo.frames)))
                 hash(key)
             except TypeError:
                 key = None
@@ -194,9 +204,10 @@ class Tape:
         written = frozenset().union(*({m.get(b, b) for b in written_fields(inst)}
                                       for (_, inst, _), m in zip(kernels, subst)))
         # (a launch whose adjoint does nothing needs nothing it read kept: only its writes count)
-        check_tape([(k.__name__, _adjoint_reads(_filter_reads(map_summary(
-                        launch_summary(inst, rargs, None if m else written), m), written), inst))
-                    for (k, inst, rargs), m in zip(kernels, subst)], written)
+        check_tape([(k.__name__, _adjoint_reads(_unframed(_filter_reads(map_summary(
+                        launch_summary(inst, rargs, None if m else written), m), written),
+                                                          self.undo.framed(i)), inst))
+                    for (k, inst, rargs), m, i in zip(kernels, subst, idx)], written)
         if key is not None:
             if len(_PASSED) > 64:
                 _PASSED.clear()
@@ -204,15 +215,21 @@ class Tape:
 
     def grad(self):
         blocks = [e[1] for e in self.entries if e[0] == 'checkpoint']
+        undo = self.undo
+        if undo.frames:
+            undo.start_backward()
         try:
             self._grad()
         finally:
+            undo.finish()
+            self.undo_bytes = undo.peak
             for b in blocks:  # (in recording order: a later block's final values win)
                 b.finish()
 
     def _grad(self):
-        for e in reversed(self.entries):
-            self._grad_entry(e)
+        for i in reversed(range(len(self.entries))):
+            self.undo.rewind(i)  # the fields this launch overwrote, as it saw them
+            self._grad_entry(self.entries[i])
 
     @staticmethod
     def _grad_entry(e):
@@ -249,6 +266,14 @@ def _is_ndarray(x):
 def _adjoint_reads(summary, inst):
     writes, reads = summary
     return (writes, reads) if has_adjoint(inst) else (writes, [])
+
+
+def _unframed(summary, framed):
+    """A launch's summary without its writes under an undo frame (ad/tape_undo.py)."""
+    if not framed:
+        return summary
+    writes, reads = summary
+    return [e for e in writes if e[0] not in framed], reads
 
 
 def _filter_reads(summary, written):

@@ -300,7 +300,8 @@ def check_tape(launches, written=None):
                                       f'{"took an atomic " + s2.attrs["fn"] + " into" if s2.op == "atomic" else "read"} '
                                       f'({_describe(s2)}); '
                                       'its gradient would be wrong. Write to a new field (e.g. one '
-                                      'per time step).', stmt.loc)
+                                      'per time step), or use ti.ad.Tape(loss, undo=True), which '
+                                      'saves the overwritten field before the launch.', stmt.loc)
         for field, kind, pat, stmt in summ_reads:
             if written is None or field in written:
                 first = pat[0] if pat else None

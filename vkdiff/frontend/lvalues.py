@@ -7,7 +7,7 @@ from .. import types as T
 from ..errors import TaichiIndexError, TaichiTypeError, UnsupportedError
 from ..lang.matrix import (Matrix, _is_runtime, _static_index, check_nonnegative, clamp_flat,
                            component_sizes, dynamic_flat_index, flatten_key, slice_positions)
-from . import blockpool, dynpool, ops, sparse
+from . import blockpool, dynpool, ops, quant_access, sparse
 from .checks import check_components
 from .context import Value, current, emit, error
 
@@ -62,6 +62,8 @@ class FieldElem:
         self.dtype = field.dtype
 
     def load(self):
+        if quant_access.packed(self.field):  # a BitpackedFields member (lang/quant.py)
+            return quant_access.load(self.field, self.indices, FieldElem)
         attrs = {'buf': self.field.buffer, 'comp': self.comp}
         if _grad_stopped(current(), self.field):
             attrs['stop_grad'] = True  # ti.stop_grad(x): no derivative flows back into x
@@ -73,6 +75,8 @@ class FieldElem:
         return sparse.on_read(self.field, self.indices, v)
 
     def store(self, value):
+        if quant_access.packed(self.field):
+            return quant_access.store(self.field, self.indices, FieldElem, value)
         sparse.on_write(self.field, self.indices)
         if dynpool.pooled(self.field):
             return dynpool.store(self, value)
@@ -82,6 +86,10 @@ class FieldElem:
              attrs={'buf': self.field.buffer, 'comp': self.comp})
 
     def atomic(self, fn, value):
+        if quant_access.packed(self.field):
+            raise error(f'atomic {fn} on quantized field {self.field.name}: vkdiff has no atomics '
+                        'on BitpackedFields members (x[i] = x[i] + v is a plain store)',
+                        UnsupportedError)
         v = ops.as_value(value, self.dtype)
         if fn in ('band', 'bor', 'bxor') and self.dtype.is_float:
             raise error('bitwise atomic on a float field')

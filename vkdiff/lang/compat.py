@@ -168,6 +168,17 @@ def block_local(*fields):
             raise error(f'ti.block_local takes fields, got {type(f).__name__}')
 
 
+def cache_read_only(*fields):
+    """`ti.cache_read_only(x, ...)`: in Taichi, a hint that x is only read in this kernel (a
+    read-only cache on CUDA). vkdiff reads fields directly, with the same results; the fields are
+    checked."""
+    if current() is None:
+        raise error('ti.cache_read_only(...) is called inside a kernel', TypeError)
+    for f in fields:
+        if not isinstance(f, Field):
+            raise error(f'ti.cache_read_only takes fields, got {type(f).__name__}')
+
+
 class PyFunc(Func):
     """`@ti.pyfunc`: a ti.func that can also be called from Python scope (it then runs as plain
     Python on the arguments given)."""
@@ -262,6 +273,6 @@ def is_logging_effective(level):
     return _init_config.log_effective(level)
 
 
-__all__ = ['assume_in_range', 'global_thread_idx', 'block_local', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
+__all__ = ['assume_in_range', 'global_thread_idx', 'block_local', 'cache_read_only', 'Layout', 'pyfunc', 'real_func', 'rgb_to_hex', 'hex_to_rgb', 'TRACE', 'DEBUG', 'INFO', 'WARN',
            'ERROR', 'CRITICAL', 'set_logging_level', 'is_logging_effective',
            'atomic_mul', 'bit_shr', 'frexp', 'zero', 'one', 'solve', 'eig', 'stop_grad', 'FieldsBuilder', 'SNodeTree']

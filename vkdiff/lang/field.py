@@ -515,6 +515,9 @@ def field(dtype, shape=None, needs_grad=False, needs_dual=False, name=None, offs
     unknown = sorted(set(kw) - {'order'})
     if unknown:  # (Taichi's TypeError: a misspelt needs_grad= would else be dropped unseen)
         raise VkdiffTypeError(f'field() got an unexpected keyword argument {unknown[0]!r}')
+    if getattr(dtype, 'kind', None) == 'quant':  # ti.types.quant.int(...): lang/quant.py
+        return hooks.call('make_quant_field', dtype, shape, needs_grad, needs_dual,
+                          name or _caller_assignment_name())
     if hasattr(dtype, 'field'):  # ti.field(ti.math.vec3, n), ti.field(ti.types.matrix(2, 2, float), n)
         extra = {'order': kw['order']} if kw.get('order') is not None else {}
         return dtype.field(shape=shape, needs_grad=needs_grad, needs_dual=needs_dual, name=name,

@@ -4,7 +4,7 @@ them; pointer/bitmasked/dynamic levels add activation state (lang/sparse.py)."""
 import numpy as np
 
 from ..errors import UnsupportedError, VkdiffTypeError, VkdiffValueError
-from . import convert, layout, state
+from . import convert, hooks, layout, state
 from .sparse import allocated_count, make_node, deactivate_all, check_gradient_layout
 from .dynpool import wants_pool
 from . import blockpool
@@ -165,8 +165,16 @@ class SNode:
         f.__name__ = kind
         return f
 
-    hash = quant_array = bit_array = _sparse('quantized')
+    hash = _sparse('hash')
     del _sparse
+
+    def quant_array(self, axis, dimensions, max_num_bits=32):
+        """n quantized elements along `axis` in one word (lang/quant.QuantArray)."""
+        return hooks.call('quant_array', self, axis, dimensions, max_num_bits)
+
+    def bit_array(self, axis, dimensions, num_bits=32):
+        """The older name of quant_array."""
+        return hooks.call('quant_array', self, axis, dimensions, num_bits)
 
     def place(self, *fields, offset=None):
         for f in fields:

@@ -8,7 +8,9 @@ from .matrix import MatrixType, VectorType
 from ..launch.argpack import argpack  # noqa: F401  (ti.types.argpack)
 from ..frontend.func import Template
 from .ndarray import NdarrayType
+from .texture import RWTextureType, TextureType
 from ..frontend.struct import struct as _struct
+from . import quant  # noqa: F401  (ti.types.quant.int/fixed/float: lang/quant.py)
 
 # every name of vkdiff/types.py (f32, DataType, resolve, primitive_types, is_integral, ...): the
 # same objects, so code holding this namespace as `types` sees exactly the dtypes module
@@ -50,3 +52,13 @@ def ndarray(dtype=None, ndim=None, **kwargs):
     """`ti.types.ndarray(dtype=None, ndim=None)`: the annotation of an ndarray kernel parameter
     (lang/ndarray.py)."""
     return NdarrayType(dtype, ndim, **kwargs)
+
+
+def texture(num_dimensions):
+    """`ti.types.texture(num_dimensions)`: a sampled texture parameter (lang/texture.py)."""
+    return TextureType(num_dimensions)
+
+
+def rw_texture(num_dimensions, fmt=None, lod=0):
+    """`ti.types.rw_texture(num_dimensions, fmt, lod=0)`: a storage texture parameter."""
+    return RWTextureType(num_dimensions, lod=lod, fmt=fmt)

@@ -22,6 +22,8 @@ from .ndarray_args import resolve as resolve_array
 from ..lang.matrix import Matrix
 from ..lang.field import Field
 from ..frontend.argarray import ArgArray
+from ..frontend.texture import TextureArg
+from ..lang.texture import TextureType, format_info
 from .ndarray_args import resolve, check_not_template
 from ..frontend.struct import StructReturn, StructType
 
@@ -108,7 +110,7 @@ def _annotation_kind(ann, value):
         return ann  # an argpack / a struct: its leaves are run-time arguments (launch/argpack.py)
     if isinstance(ann, Template) or ann is Template:
         return 'template'
-    if isinstance(ann, NdarrayType):
+    if isinstance(ann, (NdarrayType, TextureType)):
         return ann
     if ann is inspect.Parameter.empty:
         if isinstance(value, (bool, int, float)) or hasattr(value, 'dtype') and ops.is_number(value):
@@ -171,7 +173,19 @@ def _tensor_arg(kir, em, tt, name):
     return Matrix._new(vals, shape[0], shape[1], 2)
 
 
-def _array_arg(kir, ann, value, name):
+_TEXELS = NdarrayType(boundary='clamp')  # a texture's texel array (indices clamped)
+
+
+def _texture_arg(kir, ann, tex, name):
+    """A texture parameter: its texel array as an array parameter (frontend/texture.py)."""
+    a = _array_arg(kir, _TEXELS, tex._arr, name, TextureArg)
+    a.fmt = getattr(ann, 'fmt', None)
+    if a.fmt is not None:
+        a.channels, a.kind = format_info(a.fmt)
+    return a
+
+
+def _array_arg(kir, ann, value, name, cls=ArgArray):
     """An ndarray parameter: hidden i32 arguments for its shape, and its Buffer (role 'arg',
     the k-th array of the launch: meta['param'])."""
     _, bound = resolve(ann, value, name)
@@ -180,7 +194,7 @@ def _array_arg(kir, ann, value, name):
         dims.append(len(kir.arg_types))
         kir.arg_types.append(T.i32)
         kir.arg_names.append(f'{name}.shape[{k}]')
-    a = ArgArray(name, bound.dtype, len(bound.shape), bound.elem_shape, dims, ann.boundary)
+    a = cls(name, bound.dtype, len(bound.shape), bound.elem_shape, dims, ann.boundary)
     a.buffer.meta['param'] = len(kir.arg_arrays)
     if bound.has_grad and ann.needs_grad is not False:  # (part of the compile key) the adjoint
         # accumulates into its gradient
@@ -241,8 +255,13 @@ class Kernel:
                 if isinstance(a, Ndarray) and p.annotation is not inspect.Parameter.empty:
                     check_not_template(a, p.name)
                 key.append(_template_key(a))
-            elif isinstance(kind, NdarrayType):
-                k, bound = resolve_array(kind, a, p.name)
+            elif isinstance(kind, (NdarrayType, TextureType)):
+                if isinstance(kind, TextureType):  # a texture: its texel array (lang/texture.py)
+                    kind.check(a, p.name)
+                    k, bound = resolve_array(_TEXELS, a._arr, p.name)
+                    k = ('tex', getattr(kind, 'fmt', None), k)
+                else:
+                    k, bound = resolve_array(kind, a, p.name)
                 key.append(k)
                 runtime_args.extend(bound.shape)
                 if runtime_args.arrays:
@@ -300,6 +319,8 @@ class Kernel:
                     fb.scopes[0][p.name] = a
                 elif isinstance(kind, NdarrayType):
                     fb.scopes[0][p.name] = _array_arg(kir, kind, a, p.name)
+                elif isinstance(kind, TextureType):
+                    fb.scopes[0][p.name] = _texture_arg(kir, kind, a, p.name)
                 elif T.is_tensor_type(kind):
                     fb.scopes[0][p.name] = _tensor_arg(kir, em, kind, p.name)
                 elif getattr(kind, '_vkdiff_argpack', False):
@@ -333,6 +354,8 @@ class Kernel:
         inst, rargs = self.instance(args)
         if state.launch_watch is not None:  # ti.ad.checkpointed's recorder (ad/checkpoint.py)
             state.launch_watch(self, inst, rargs)
+        if tape is not None and hasattr(tape, 'before_launch'):
+            tape.before_launch(self, inst, rargs)  # ad/tape_undo.py: undo frames
         t0 = timing.begin()
         if state.fwd is not None:  # inside a Tape too: the tangent kernel computes the primal
             result = state.fwd.launch(self, inst, args, rargs)

@@ -196,6 +196,8 @@ def why_not(tape):
         return 'VKDIFF_REPLAY=0'
     if tape.validation or tape.grad_check:
         return 'Tape(validation=True) or grad_check'
+    if tape.undo.enabled:  # (its frames are taken before each plain launch: ad/tape_undo.py)
+        return 'Tape(undo=True)'
     if state.fwd is not None:
         return 'a Tape inside FwdMode'
     if state.config.get('kernel_profiler'):
