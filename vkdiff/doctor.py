@@ -17,6 +17,7 @@ from .codegen import tools
 from .codegen.cache import SUFFIX
 from .ui import devdraw  # (its probe opens the device only when check_drawing runs)
 from . import __file__ as pkg_file
+from .ui import devdraw  # (importing it opens no device; its probe does, below)
 
 INSTALL = {
     'vulkan': {

@@ -58,3 +58,35 @@ def test_f16_arithmetic_overflows_to_signed_infinity():
         want = np.array([300 * 300, -300 * 300, 60000 * 60000.0, np.inf], np.float32).astype(np.float16)
     np.testing.assert_array_equal(y.to_numpy(), want)
     np.testing.assert_array_equal(want, [np.inf, -np.inf, np.inf, np.inf])
+
+
+def test_f16_nan_store_leaves_the_neighbour_in_its_word_intact():
+    """SwiftShader's PackHalf2x16 of a NaN sets bits above the low 16 (0x0002_7FFF): stored into
+    the low half of a packed word, a NaN changed the element beside it (1.0 became 1.002), and
+    parallel_sort of f16 keys with a NaN corrupted other keys."""
+    x = ti.field(ti.f16, shape=8)
+    x.from_numpy(np.array([0, 1, 0, -2, 0, 3, 0, 4], np.float16))
+
+    @ti.kernel
+    def k(v: ti.f32):
+        for i in range(4):
+            x[2 * i] = v * ti.select(i % 2 == 0, 1.0, -1.0)
+
+    k(float('nan'))
+    got = x.to_numpy()
+    assert np.isnan(got[0::2]).all(), got
+    np.testing.assert_array_equal(got[1::2].view(np.uint16),
+                                  np.array([1, -2, 3, 4], np.float16).view(np.uint16))
+    k(float('inf'))
+    np.testing.assert_array_equal(x.to_numpy(), np.array([np.inf, 1, -np.inf, -2, np.inf, 3,
+                                                          -np.inf, 4], np.float16))
+
+
+def test_f16_sort_with_nan_keys_keeps_the_other_keys():
+    a = np.array([-5, 3, np.nan, -0.0, 2, 1, -4, 0] * 5, np.float16)
+    k = ti.field(ti.f16, shape=len(a))
+    k.from_numpy(a)
+    ti.algorithms.parallel_sort(k)
+    want = np.sort(a, kind='stable')
+    got = k.to_numpy()
+    assert np.array_equal(got, want, equal_nan=True), (got, want)

@@ -456,3 +456,59 @@ def test_a_destroyed_snode_tree_drops_the_plans():
     for _ in range(4):
         iteration(False)
     _same_bits(got, _snapshot(fields))
+
+
+def test_a_vector_matrix_or_struct_changed_in_place_is_not_replayed_stale():
+    """A ti.Vector / ti.Matrix / struct argument is one object changed in place between
+    iterations (v[0] += 1): the replay compared it by identity and recorded the first
+    iteration's values again (the loss and gradient stayed those of iteration 0)."""
+    x = ti.field(ti.f32, shape=4, needs_grad=True)
+    loss = ti.field(ti.f32, shape=(), needs_grad=True)
+    S = ti.types.struct(a=ti.f32, b=ti.i32)
+
+    @ti.kernel
+    def k(v: ti.types.vector(3, ti.f32), m: ti.types.matrix(2, 2, ti.f32), s: S):
+        for i in x:
+            loss[None] += x[i] * (v[0] + v[1] * 10 + v[2] * 100 + m[0, 1] * 1000 + s.a * 1e4
+                                  + s.b * 1e5)
+
+    x.from_numpy(np.ones(4, np.float32))
+    v, m = ti.Vector([1.0, 2.0, 3.0]), ti.Matrix([[0.0, 1.0], [0.0, 0.0]])
+    s = S(a=1.0, b=2)
+    replayed = []
+    for it in range(5):
+        with ti.ad.Tape(loss) as tape:
+            k(v, m, s)
+        coef = v[0] + v[1] * 10 + v[2] * 100 + m[0, 1] * 1000 + s.a * 1e4 + s.b * 1e5
+        assert loss[None] == 4 * coef, it
+        assert x.grad[0] == coef, it
+        replayed.append(tape.replayed)
+        if it in (1, 2):
+            v[0] += 1.0
+        if it == 2:
+            m[0, 1] += 1.0
+        if it == 3:
+            s.b += 1
+    assert replayed == [False, True, False, False, False]
+
+
+def test_graph_with_a_vector_argument_changed_in_place():
+    @ti.kernel
+    def k(a: ti.types.ndarray(ndim=1), v: ti.math.vec2):
+        for i in a:
+            a[i] += v[0] + v[1] * 10
+
+    A = ti.graph.Arg(ti.graph.ArgKind.NDARRAY, 'a', ti.f32, ndim=1)
+    V = ti.graph.Arg(ti.graph.ArgKind.MATRIX, 'v', ti.math.vec2)
+    g = ti.graph.GraphBuilder()
+    g.dispatch(k, A, V)
+    graph = g.compile()
+    a = ti.ndarray(ti.f32, 4)
+    a.from_numpy(np.zeros(4, np.float32))
+    v = ti.math.vec2(1.0, 2.0)
+    total = 0.0
+    for it in range(4):
+        graph.run({'a': a, 'v': v})
+        total += v[0] + v[1] * 10
+        np.testing.assert_array_equal(a.to_numpy(), np.full(4, total, np.float32))
+        v[0] += 1.0

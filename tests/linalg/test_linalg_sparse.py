@@ -109,3 +109,27 @@ def test_solver_reports_failure_and_bad_input():
         ti.linalg.SparseSolver(solver_type='QR2')
     with pytest.raises(ValueError, match='densely'):
         ti.linalg.SparseMatrixBuilder(1 << 14, 1 << 14)
+
+
+def test_builder_entry_outside_the_matrix_is_an_error_not_another_entry():
+    """The builder is a dense (n, m) field: A[0, 5] += 7 on a 4 x 4 builder landed on A[1, 1]
+    (row-major 0 * 4 + 5), a silently wrong matrix (Taichi 1.7.4's build asserts). Now the add
+    is dropped and build() raises, naming the size; the builder works again after it."""
+    K = ti.linalg.SparseMatrixBuilder(4, 4, max_num_triplets=100)
+
+    @ti.kernel
+    def fill(A: ti.types.sparse_matrix_builder(), r: ti.i32, c: ti.i32):
+        for i in range(4):
+            A[i, i] += 1.0
+        A[r, c] += 7.0
+
+    for r, c in ((0, 5), (4, 0), (-1, 2), (2, -1)):
+        fill(K, r, c)
+        with pytest.raises(IndexError, match=r'outside the \(4, 4\)'):
+            K.build()
+    fill(K, 1, 2)
+    M = K.build()
+    dense = np.array([[M[i, j] for j in range(4)] for i in range(4)])
+    want = np.eye(4)
+    want[1, 2] = 7.0
+    np.testing.assert_array_equal(dense, want)

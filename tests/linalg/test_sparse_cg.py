@@ -70,3 +70,22 @@ def test_cg_zero_rhs_and_errors():
         ti.linalg.SparseCG(ti.linalg.SparseMatrix(3, 4), np.zeros(3))
     with pytest.raises(RuntimeError, match='SparseMatrix'):
         ti.linalg.SparseCG(np.eye(3), np.zeros(3))
+
+
+def test_cg_symmetric_indefinite_system_continues_as_eigen():
+    """Eigen's ConjugateGradient (Taichi's CPU SparseCG) does not stop when p.Ap <= 0: on this
+    symmetric indefinite system Taichi 1.7.4 converges ([0.149, -0.404, 0.466, ...]); vkdiff
+    stopped after one step and returned converged=False with x = [2, -2, 2, ...]."""
+    n = 6
+    dense = np.diag([4.0, -4.0, 4.0, -4.0, 0.5, 1.0]) - np.eye(n, k=1) - np.eye(n, k=-1)
+    r, c = np.nonzero(dense)
+    nd = ti.Vector.ndarray(3, ti.f32, shape=len(r))
+    nd.from_numpy(np.stack([r, c, dense[r, c]], 1).astype(np.float32))
+    A = ti.linalg.SparseMatrix(n, n, dtype=ti.f32)
+    A.build_from_ndarray(nd)
+    b = np.ones(n, np.float32)
+    x, ok = ti.linalg.SparseCG(A, b, max_iter=50, atol=1e-5).solve()
+    assert ok
+    ref = np.linalg.solve(dense, b.astype(np.float64))
+    np.testing.assert_allclose(x, ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(ref[:3], [0.14906836, -0.40372667, 0.46583894], rtol=1e-6)

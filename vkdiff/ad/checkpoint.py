@@ -26,7 +26,7 @@ FwdMode, nested blocks.
 """
 import math
 
-from ..autodiff.access_rules import launch_summary
+from ..autodiff.access_rules import has_adjoint, launch_summary
 from ..errors import AutodiffError, CheckpointBudgetError, CheckpointError
 from .. import ir
 from ..lang import binding, state
@@ -392,7 +392,8 @@ class Checkpointed:
         try:
             for e, frame in zip(reversed(seg.entries), reversed(frames)):
                 if e.kind == 'kernel':
-                    e.fn.grad(*e.args)
+                    if has_adjoint(e.fn.instance(e.args)[0]):  # (else nothing to propagate)
+                        e.fn.grad(*e.args)
                 elif e.kind == 'custom':
                     if e.fn.grad is None:
                         raise AutodiffError(f'{e.fn.__name__} is grad_replaced but has no '

@@ -2,7 +2,7 @@
 `clear_all_gradients`. The tape records kernel launches (and custom-gradient calls, ad/custom.py)
 and replays their adjoints in reverse order, after checking that no launch overwrote what an
 earlier one read (statically, or element by element: ad/tape_validation.py)."""
-from ..autodiff.access_rules import check_tape, launch_summary, written_fields
+from ..autodiff.access_rules import check_tape, has_adjoint, launch_summary, written_fields
 from ..errors import AutodiffArgumentError, AutodiffError, VkdiffTypeError
 from ..lang import state
 from ..launch.arg_binding import array_buffers, map_summary
@@ -203,9 +203,10 @@ class Tape:
                 return
         written = frozenset().union(*({m.get(b, b) for b in written_fields(inst)}
                                       for (_, inst, _), m in zip(kernels, subst)))
-        check_tape([(k.__name__, _unframed(_filter_reads(map_summary(
+        # (a launch whose adjoint does nothing needs nothing it read kept: only its writes count)
+        check_tape([(k.__name__, _adjoint_reads(_unframed(_filter_reads(map_summary(
                         launch_summary(inst, rargs, None if m else written), m), written),
-                                          self.undo.framed(i)))
+                                                          self.undo.framed(i)), inst))
                     for (k, inst, rargs), m, i in zip(kernels, subst, idx)], written)
         if key is not None:
             if len(_PASSED) > 64:
@@ -235,7 +236,8 @@ class Tape:
         if e[0] == 'kernel' and state.fwd is not None:
             _adjoint_tangent(e[1], e[2])
         elif e[0] == 'kernel':
-            e[1].grad(*e[2])
+            if has_adjoint(e[1].instance(e[2])[0]):  # (else it has nothing to propagate)
+                e[1].grad(*e[2])
         elif e[0] == 'checkpoint':
             e[1].backward()  # ti.ad.checkpointed: recomputes its segments (ad/checkpoint.py)
         else:
@@ -259,6 +261,11 @@ def _adjoint_tangent(kernel, args):
 
 def _is_ndarray(x):
     return isinstance(x, Ndarray)  # Taichi takes a (1,)-shaped ndarray as the loss too
+
+
+def _adjoint_reads(summary, inst):
+    writes, reads = summary
+    return (writes, reads) if has_adjoint(inst) else (writes, [])
 
 
 def _unframed(summary, framed):

@@ -20,6 +20,7 @@ from ..lang.fields_builder import FieldsBuilder
 from ..lang.ndarray import Ndarray
 from ..lang.field import i as axis_i
 from ..launch.kernel import kernel, template
+from .sort import refuse_gradients
 
 CHUNK = 32  # elements one invocation sums or scans serially in a pass
 SCAN_TYPES = ('i32', 'u32', 'f32', 'i64', 'u64', 'f64')
@@ -106,6 +107,7 @@ class PrefixSumExecutor:
         if input_arr.shape[0] < self.sorting_length:
             raise TaichiRuntimeError(f'PrefixSumExecutor({self.sorting_length}).run: the field has '
                                      f'only {input_arr.shape[0]} elements')
+        refuse_gradients('PrefixSumExecutor.run', (input_arr,))
         reduce_chunks, scan_chunks = _kernels(dtype)
         buf = self._buffer(dtype)
         off = input_arr.offset[0] if input_arr.offset else 0

@@ -19,7 +19,7 @@ SwiftShader, a subnormal key compares equal to 0. Values: a 1-D scalar field at 
 Unlike Taichi's sort, this one is stable.
 """
 from .. import types as T
-from ..errors import TaichiRuntimeError, VkdiffTypeError
+from ..errors import AutodiffError, TaichiRuntimeError, VkdiffTypeError
 from ..lang import api, state
 from ..lang.field import Field, field
 from ..lang.field import i as axis_i
@@ -132,6 +132,19 @@ def _check_1d(name, f):
     return f.offset[0] if f.offset else 0
 
 
+def refuse_gradients(what, fields):
+    """Inside a Tape, a field with a gradient would lose it through the gradient-less scratch
+    copies (zero after the Tape, silently): refused."""
+    if state.tape is None:
+        return
+    for f in fields:
+        if getattr(f, '_grad', None) is not None:
+            raise AutodiffError(f'ti.algorithms.{what} is not differentiable: inside a ti.ad.Tape, '
+                                f'{f.name} has a gradient, which the result would not carry '
+                                '(it would be 0 after the Tape). Run it outside the Tape, or on '
+                                'fields without gradients (integer keys, indices)')
+
+
 def merge_widths(n):
     """The run width w of each merge pass, in order (runs of CHUNK come sorted)."""
     out, w = [], CHUNK
@@ -154,6 +167,7 @@ def parallel_sort(keys, values=None):
         if values.shape[0] < n:
             raise TaichiRuntimeError(f'parallel_sort: values has {values.shape[0]} elements, '
                                      f'keys {n}')
+    refuse_gradients('parallel_sort', (keys, values) if use_values else (keys,))
     if n < 2:
         return
     widths = merge_widths(n)

@@ -227,6 +227,20 @@ def _plan(inst):
     return plan
 
 
+def has_adjoint(inst):
+    """Does the adjoint of kernel instance `inst` do anything? Only where it writes or
+    accumulates into a user's Buffer that has a gradient (or an argument array, whose gradient is
+    bound per launch). A launch that writes only integer or gradient-less fields (sorting keys,
+    counting) propagates nothing back, so what it read may be overwritten after it."""
+    bufs = getattr(inst, '_written_user_buffers', None)
+    if bufs is None:  # (the IR's part once per instance; whether a gradient exists, each time)
+        bufs = inst._written_user_buffers = tuple({
+            s.buf: None for t in inst.tasks for s in ir.walk(t.body)
+            if s.op in ('gstore', 'atomic') and s.buf.primal is None and
+            not s.buf.is_bookkeeping and not s.buf.is_temp})
+    return any(b.grad is not None or b.role == 'arg' for b in bufs)
+
+
 def written_fields(inst):
     """The Buffers a kernel instance (anything with `.tasks`) may overwrite (not accumulate
     into)."""

@@ -20,10 +20,13 @@ _F16_OVERFLOW = 65520.0
 def _half_bits(cg, v):
     """The f16 bit pattern of the f32 register v (low 16 bits of a u32, the rest zero), as numpy's
     astype(float16) rounds it. PackHalf2x16 gives it, except where the value overflows: SwiftShader
-    packs |v| >= 65520 (infinities too) as a NaN, so those are made +-inf (sign | 0x7C00) here."""
+    packs |v| >= 65520 (infinities too) as a NaN, so those are made +-inf (sign | 0x7C00) here;
+    and SwiftShader's pack of a NaN sets bits above the low 16 (0x0002_7FFF), which a store would
+    OR into the neighbouring element of its word, so the result is masked to 16 bits."""
     m, u32, f32 = cg.m, cg.t(T.u32), cg.t(T.f32)
     packed = cg.op('OpExtInst', u32, m.glsl, 'PackHalf2x16',
                    cg.op('OpCompositeConstruct', m.vector(f32, 2), v, m.const(T.f32, 0.0)))
+    packed = cg.op('OpBitwiseAnd', u32, packed, m.const(T.u32, 0xFFFF))
     over = cg.op('OpFOrdGreaterThanEqual', m.bool(), cg.glsl('FAbs', T.f32, v),
                  m.const(T.f32, _F16_OVERFLOW))
     sign = cg.op('OpBitwiseAnd', u32,

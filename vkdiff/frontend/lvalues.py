@@ -74,7 +74,29 @@ class FieldElem:
         v = Value(emit('gload', self.dtype, self.indices, attrs=attrs))
         return sparse.on_read(self.field, self.indices, v)
 
+    def _outside_guard(self, action):
+        """A field with `index_guard` (a ti.linalg.SparseMatrixBuilder): the write happens
+        only inside its shape; outside, the guard flag is set (its build() raises) instead of
+        the write landing on another element of the dense storage."""
+        guard = self.field.index_guard
+        ok = None
+        for ix, n in zip(self.indices, self.field.shape):
+            v = Value(ix)
+            inside = ops.binary('land', ops.binary('ge', v, 0), ops.binary('lt', v, n))
+            ok = inside if ok is None else ops.binary('land', ok, inside)
+        then_b, else_b = ir.Block(), ir.Block()
+        emit('if', None, [ops.to_bool(ok)], blocks=[then_b, else_b])
+        with current().open(then_b):
+            action()
+        with current().open(else_b):
+            FieldElem(guard, []).atomic('bor', 1)
+
     def store(self, value):
+        if getattr(self.field, 'index_guard', None) is not None:
+            return self._outside_guard(lambda: self._store(value))
+        return self._store(value)
+
+    def _store(self, value):
         if quant_access.packed(self.field):
             return quant_access.store(self.field, self.indices, FieldElem, value)
         sparse.on_write(self.field, self.indices)
@@ -86,6 +108,14 @@ class FieldElem:
              attrs={'buf': self.field.buffer, 'comp': self.comp})
 
     def atomic(self, fn, value):
+        if getattr(self.field, 'index_guard', None) is not None:
+            old = LocalVar(self.dtype)
+            old.store(ops.as_value(0, self.dtype))
+            self._outside_guard(lambda: old.store(self._atomic(fn, value)))
+            return old.load()
+        return self._atomic(fn, value)
+
+    def _atomic(self, fn, value):
         if quant_access.packed(self.field):
             raise error(f'atomic {fn} on quantized field {self.field.name}: vkdiff has no atomics '
                         'on BitpackedFields members (x[i] = x[i] + v is a plain store)',

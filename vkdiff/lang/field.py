@@ -493,6 +493,8 @@ def make_field(dtype, shape, elem_shape, needs_grad=False, needs_dual=False, nam
         _place_in_order(f, shape, order, offset)
         return f
     dt = T.resolve(dtype)
+    if dt is T.u1:  # stored as i32 0 / 1, as u1 ndarrays and arguments (no bool buffers)
+        dt = T.i32
     if (needs_grad or needs_dual) and not dt.is_float:
         raise TaichiRuntimeError(f'{dt} is not supported for field with `needs_grad=True` or '
                                  '`needs_dual=True`: gradients need a float field')

@@ -4,7 +4,8 @@ is captured: for every kernel call (and every adjoint launch at the Tape's exit)
 launch recorded into the runtime's batch (dispatches: pipeline, workgroups, push constants, the
 storages read and written). A later Tape with the same loss replays: each kernel call is matched
 against the captured one (the same kernel object, the same arguments: numbers by type and value,
-everything else by identity) and, when it matches, its commands are recorded again directly
+ti.Vector / ti.Matrix / struct values by the values they held when captured (they may be
+changed in place), everything else by identity) and, when it matches, its commands are recorded again directly
 (runtime.Runtime.dispatch: the same hazard tracking and barriers as a plain launch, the launch
 counter in the push constants renumbered), without binding the arguments, looking up the
 compiled instance, converting and packing the scalars, computing the workgroups, or checking
@@ -33,7 +34,9 @@ import struct
 
 import numpy as np
 
+from ..frontend.struct import Struct
 from ..lang import state
+from ..lang.matrix import Matrix
 from ..lang.ndarray import Ndarray
 
 _LAUNCH_ID = struct.Struct('<I')  # the push constants start with the launch counter (u32)
@@ -41,10 +44,50 @@ _PLANS = {}  # (loss id, clear_gradients, generation, kernel_epoch) -> Plan
 _NUMBERS = (int, float, bool)
 
 
+class _Snapshot:
+    """A ti.Vector / ti.Matrix / struct argument as it was when captured: the same object may be
+    changed in place before the next call (v[0] += 1), so identity does not say its values are
+    the same."""
+    __slots__ = ('cls', 'key')
+
+    def __init__(self, x):
+        self.cls, self.key = type(x), _value_key(x)
+
+    def matches(self, x):
+        return type(x) is self.cls and _value_key(x) == self.key
+
+
+def _value_key(x):
+    """A comparable form of a value: numbers by type and bits, arrays by bytes, vectors,
+    matrices and structs by their entries; anything else by identity."""
+    if isinstance(x, Matrix):
+        return ('matrix', x.n, x.m, _value_key(x.entries))
+    if isinstance(x, Struct):
+        return ('struct', tuple((k, _value_key(v)) for k, v in x._members.items()))
+    if isinstance(x, (list, tuple)):
+        return tuple(_value_key(v) for v in x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ('array', x.dtype.str, x.shape, x.tobytes())
+    if type(x) is float:
+        return ('float', struct.pack('<d', x))
+    if type(x) in (int, bool):
+        return (type(x).__name__, x)
+    return ('object', id(x))
+
+
+def _frozen(args):
+    """Launch arguments as a plan keeps them: vectors, matrices and structs as _Snapshots."""
+    return tuple(_Snapshot(a) if isinstance(a, (Matrix, Struct)) else
+                 _frozen(a) if type(a) is tuple else a for a in args)
+
+
 def _same(a, b):
-    """The same argument: a number of the same type and bits, else the same object."""
+    """The same argument: a number of the same type and bits, a vector / matrix / struct of the
+    same values as when captured, else the same object."""
     if a is b:
         return True
+    if a.__class__ is _Snapshot:
+        return a.matches(b)
     t = type(a)
     if t is not type(b):
         return False
@@ -85,7 +128,11 @@ def _same_args(a, b):
 
 def _describe(kernel, args):
     name = getattr(kernel, '__name__', repr(kernel))
-    return f'{name}({", ".join(repr(a) if type(a) in _NUMBERS else type(a).__name__ for a in args)})'
+    return f'{name}({", ".join(repr(a) if type(a) in _NUMBERS else _type_name(a) for a in args)})'
+
+
+def _type_name(a):
+    return a.cls.__name__ if a.__class__ is _Snapshot else type(a).__name__
 
 
 class Plan:
@@ -220,7 +267,8 @@ class TapeReplay:
 
     def captured_call(self, kernel, args, start):
         if self.capture is not None:
-            self.capture.plan.calls.append((kernel, args, _arrays(args), self.capture.end(start)))
+            self.capture.plan.calls.append((kernel, _frozen(args), _arrays(args),
+                                            self.capture.end(start)))
 
     def complete(self):
         """At the Tape's exit: did every launch match the plan (then the adjoints replay)?"""
@@ -306,7 +354,7 @@ class GraphReplay:
             try:
                 start = capture.begin()
                 k(*a)
-                self.plan[i] = (a, _arrays(a), capture.end(start))
+                self.plan[i] = (_frozen(a), _arrays(a), capture.end(start))
             except BaseException:
                 self.plan[i] = None
                 raise

@@ -41,6 +41,9 @@ class SparseMatrixBuilder(Field):
             raise VkdiffValueError(f"SparseMatrixBuilder({num_rows}, {num_cols}): vkdiff stores "
                                    f"the matrix densely and allows at most {MAX_ENTRIES} entries")
         super().__init__(dtype, (num_rows, num_cols), name=f'sparse_builder{id(self) % 10000}')
+        # set by a kernel's A[i, j] += v outside the matrix (frontend/lvalues.py): the add is
+        # dropped there (the dense storage would put it on another entry) and build() raises
+        self.index_guard = Field(T.i32, (), name=f'{self.name}_outside')
         self.num_rows, self.num_cols = num_rows, num_cols
         self.max_num_triplets = max_num_triplets
 
@@ -53,6 +56,12 @@ class SparseMatrixBuilder(Field):
 
     def build(self, dtype=None, _format="CSR"):
         """The SparseMatrix of what kernels added; the builder is cleared for the next assembly."""
+        if self.index_guard.to_numpy()[()]:
+            self.index_guard.fill(0)
+            self.fill(0)
+            raise VkdiffIndexError(f"SparseMatrixBuilder: a kernel added an entry outside the "
+                                   f"({self.num_rows}, {self.num_cols}) matrix (those adds were "
+                                   "dropped); the builder is cleared")
         sm = SparseMatrix(sm=Csr.from_dense(self.to_numpy(), _np_dtype(dtype or self.dtype)),
                           dtype=dtype or self.dtype)
         self.fill(0)

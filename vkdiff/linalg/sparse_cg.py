@@ -11,7 +11,7 @@ Taichi on CUDA), else a numpy array (as Taichi on the CPU). f32 or f64 (f64 need
 shaderFloat64). A must be symmetric positive definite; that is not checked (CG then just does
 not converge).
 """
-from math import sqrt
+from math import isfinite, sqrt
 
 import numpy as np
 
@@ -128,8 +128,8 @@ class SparseCG:
         for _ in range(self.max_iter if not converged else 0):
             spmv(indptr, indices, data, p, ap, n)
             pap = dot(p, ap, n)
-            if not pap > 0:  # A not positive definite along p (or a breakdown)
-                break
+            if pap == 0 or not isfinite(pap) or rz == 0:  # a breakdown (Eigen goes on where
+                break  # p.Ap < 0: a symmetric indefinite system may still converge)
             step(x, r, p, ap, d, z, rz / pap, n)
             rr = dot(r, r, n)
             if rr <= threshold:
