@@ -286,3 +286,30 @@ def test_canvas_lines_match():
     a, b, _, _ = _both(draw)
     _close(a, b, max_px=4)
     assert (a[:, :, 0] > 0).sum() > 200
+
+
+def test_mesh_with_an_index_count_not_a_multiple_of_three_draws_the_whole_triangles():
+    """5 indices: the first triangle is drawn, the 2 left over are ignored, by both paths
+    (the numpy path raised numpy's 'cannot reshape array of size 5' from gen_normals); the
+    image is the one of the 3 indices alone."""
+    verts = np.array([[-0.5, -0.5, 0], [0.5, -0.5, 0], [0, 0.5, 0], [0.5, 0.5, 0]], np.float32)
+
+    def draw_with(idx):
+        def draw(w):
+            s = w.get_scene()
+            s.set_camera(_cam((0, 0, 2)))
+            s.ambient_light((0.8, 0.8, 0.8))
+            vf = ti.Vector.field(3, ti.f32, 4)
+            vf.from_numpy(verts)
+            fi = ti.field(ti.i32, len(idx))
+            fi.from_numpy(np.array(idx, np.int32))
+            s.mesh(vf, indices=fi, color=(1.0, 0.2, 0.2))
+            w.get_canvas().scene(s)
+        return draw
+
+    a5, b5, _, _ = _both(draw_with([0, 1, 2, 1, 3]))
+    a3, b3, _, _ = _both(draw_with([0, 1, 2]))
+    assert (b3[..., 0] > 128).sum() > 100  # the triangle is drawn
+    np.testing.assert_array_equal(b5, b3)
+    np.testing.assert_array_equal(a5, a3)
+    _close(a5, b5, max_px=8)

@@ -19,7 +19,10 @@ from .camera import Camera
 
 def gen_normals(pos, idx):
     """Taichi's gen_normals: per-vertex normals of triangles (idx None: consecutive triples)."""
-    tri = idx.reshape(-1, 3) if idx is not None else np.arange(pos.shape[0] - pos.shape[0] % 3).reshape(-1, 3)
+    if idx is not None:  # whole triangles only: indices left over past a multiple of 3 are ignored
+        tri = idx[:idx.size - idx.size % 3].reshape(-1, 3)
+    else:
+        tri = np.arange(pos.shape[0] - pos.shape[0] % 3).reshape(-1, 3)
     a, b, c = pos[tri[:, 0]], pos[tri[:, 1]], pos[tri[:, 2]]
     n = np.cross(a - b, a - c).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
