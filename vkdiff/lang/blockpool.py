@@ -46,8 +46,9 @@ import os
 import numpy as np
 
 from .. import types as T
-from ..errors import OutOfMemoryError, SparsePoolError, UnsupportedError
+from ..errors import SparsePoolError, UnsupportedError
 from . import state
+from .dynpool import bookkeeping, make_pools
 from .sparse import SPARSE, _nodes, fields_under, guards_of, host_active, layout_of
 
 DENSE_LIMIT = 64 << 20
@@ -185,45 +186,15 @@ class BlockPool:
         self.capacity = max(1, min(limit // max(block_bytes.values()), room,
                                    RACE_SLACK * self.cells + 64))
         tag = f'_pointer_pool{id(node) % 100000}'
-        self.owner = self._bookkeeping(Field(T.i32, (self.capacity,), (), name=f'{tag}_owner'))
-        self.top = self._bookkeeping(Field(T.i32, (4,), (), name=f'{tag}_top'))
-        self.spare = self._bookkeeping(Field(T.i32, (1,), (), name=f'{tag}_spare'))
-        self.ring = self._bookkeeping(Field(T.i32, (self.capacity,), (), name=f'{tag}_ring'))
-        self.ctr = self._bookkeeping(Field(T.i32, (3,), (), name=f'{tag}_ctr'))
-        self.listed = self._bookkeeping(Field(T.i32, (1,), (), name=f'{tag}_listed'))
-        self.pools = self._make_pools(Field, bool(given))
+        self.owner = bookkeeping(Field(T.i32, (self.capacity,), (), name=f'{tag}_owner'))
+        self.top = bookkeeping(Field(T.i32, (4,), (), name=f'{tag}_top'))
+        self.spare = bookkeeping(Field(T.i32, (1,), (), name=f'{tag}_spare'))
+        self.ring = bookkeeping(Field(T.i32, (self.capacity,), (), name=f'{tag}_ring'))
+        self.ctr = bookkeeping(Field(T.i32, (3,), (), name=f'{tag}_ctr'))
+        self.listed = bookkeeping(Field(T.i32, (1,), (), name=f'{tag}_listed'))
+        self.pools = make_pools(self, Field, lambda f: self.B[f], 'blocks', bool(given))
         self.block_bytes = sum(block_bytes[f] for f in self.pools)
         self._watch()
-
-    def _make_pools(self, Field, user_budget):
-        while True:
-            pools = {}
-            try:
-                for f in self.members:
-                    p = Field(f.dtype, (self.capacity * self.B[f],), f.elem_shape,
-                              name=f'{f.name}@blocks', role=f.buffer.role)
-                    _unlist(p)
-                    pools[f] = p
-                    p.storage  # (allocated now)
-                break
-            except OutOfMemoryError:
-                if user_budget or self.capacity <= 1:
-                    raise
-                self.capacity //= 2
-        for f, p in pools.items():  # the adjoint of a pool access is in the grad's pool
-            for kind in ('grad', 'dual'):
-                g = getattr(f, '_' + kind)
-                if g is not None and g in pools:
-                    setattr(p, kind, pools[g])
-                    pools[g].buffer.primal = p.buffer
-                    pools[g].is_grad_of = p
-        return pools
-
-    @staticmethod
-    def _bookkeeping(f):
-        f.buffer.meta['bookkeeping'] = True
-        _unlist(f)
-        return f
 
     def _watch(self):
         st = self.top.storage
@@ -291,13 +262,6 @@ class BlockPool:
                                                self.spare, self.ctr, self.listed))
         reserved = sum(p.storage.nbytes for p in self.pools.values()) + book
         return reserved, self.blocks_in_use() * self.block_bytes + book
-
-
-def _unlist(f):
-    try:
-        state.fields.remove(f)
-    except ValueError:
-        pass
 
 
 def pool_of(node):

@@ -146,45 +146,13 @@ class Pool:
         self.capacity = max(1, min(limit // max(slot_bytes), budget // max(1, sum(slot_bytes)),
                                    (lists + 64) * ((1 << self.K) - 1)))
         tag = f'_dynamic_pool{id(node) % 100000}'
-        self.table = self._bookkeeping(Field(T.i32, cont + (self.K,), (), name=f'{tag}_table'))
-        self.top = self._bookkeeping(Field(T.i32, (3,), (), name=f'{tag}_top'))
-        self.spare = self._bookkeeping(Field(T.i32, (self.K,), (), name=f'{tag}_spare'))
-        self.pools = self._make_pools(Field, user_budget=bool(given))
+        self.table = bookkeeping(Field(T.i32, cont + (self.K,), (), name=f'{tag}_table'))
+        self.top = bookkeeping(Field(T.i32, (3,), (), name=f'{tag}_top'))
+        self.spare = bookkeeping(Field(T.i32, (self.K,), (), name=f'{tag}_spare'))
+        self.pools = make_pools(self, Field, lambda f: self.B, 'pool', user_budget=bool(given))
         self.bytes = sum(p.storage.nbytes for p in self.pools.values()) + \
             self.table.storage.nbytes
         self._watch()
-
-    def _make_pools(self, Field, user_budget):
-        """A pool per member, `capacity` slots each; without a budget from ti.init, halved
-        until the device can allocate them (SwiftShader: one 2 GiB heap for 1 GiB buffers)."""
-        while True:
-            pools = {}
-            try:
-                for f in self.members:
-                    p = Field(f.dtype, (self.capacity * self.B,), f.elem_shape,
-                              name=f'{f.name}@pool', role=f.buffer.role)
-                    _unlist(p)
-                    pools[f] = p
-                    p.storage  # (allocated now)
-                break
-            except OutOfMemoryError:
-                if user_budget or self.capacity <= 1:
-                    raise
-                self.capacity //= 2
-        for f, p in pools.items():  # the adjoint of a pool access is in the grad's pool
-            for kind in ('grad', 'dual'):
-                g = getattr(f, '_' + kind)
-                if g is not None and g in pools:
-                    setattr(p, kind, pools[g])
-                    pools[g].buffer.primal = p.buffer
-                    pools[g].is_grad_of = p
-        return pools
-
-    @staticmethod
-    def _bookkeeping(f):
-        f.buffer.meta['bookkeeping'] = True
-        _unlist(f)
-        return f
 
     def _watch(self):
         """Read `top` back at each sync after a launch that allocated: a failed allocation
@@ -256,6 +224,41 @@ class Pool:
         self.spare.storage.for_host_overwrite()[...] = 0
         for p in self.pools.values():  # (the slots given out: pages never touched stay free)
             p.storage.for_host_write()[:used] = 0
+
+
+def make_pools(pool, Field, slots, suffix, user_budget):
+    """A pool Field per member of `pool` (a DynamicPool, or lang/blockpool.py's BlockPool),
+    pool.capacity * slots(member) elements each; without a budget from ti.init, pool.capacity is
+    halved until the device can allocate them (SwiftShader: one 2 GiB heap for 1 GiB buffers)."""
+    while True:
+        pools = {}
+        try:
+            for f in pool.members:
+                p = Field(f.dtype, (pool.capacity * slots(f),), f.elem_shape,
+                          name=f'{f.name}@{suffix}', role=f.buffer.role)
+                _unlist(p)
+                pools[f] = p
+                p.storage  # (allocated now)
+            break
+        except OutOfMemoryError:
+            if user_budget or pool.capacity <= 1:
+                raise
+            pool.capacity //= 2
+    for f, p in pools.items():  # the adjoint of a pool access is in the grad's pool
+        for kind in ('grad', 'dual'):
+            g = getattr(f, '_' + kind)
+            if g is not None and g in pools:
+                setattr(p, kind, pools[g])
+                pools[g].buffer.primal = p.buffer
+                pools[g].is_grad_of = p
+    return pools
+
+
+def bookkeeping(f):
+    """A pool's own bookkeeping Field (tables, counters): marked, and no user field."""
+    f.buffer.meta['bookkeeping'] = True
+    _unlist(f)
+    return f
 
 
 def _unlist(f):
